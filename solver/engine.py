@@ -1,0 +1,701 @@
+"""The solver facade: symbols, facts, decisions, final state.
+
+>>> import sympy
+>>> s = Solver()
+>>> b = s.symbol("b", lo=2, hi=64)
+>>> c = s.symbol("c", lo=2, hi=None)
+>>> s.assume(sympy.Eq(c, 2 * b))
+>>> s.decide(sympy.Ge(c, 4))
+<Truth.TRUE: 'true'>
+>>> s.decide(sympy.Eq(sympy.Mod(c, 4), 0))
+<Truth.UNKNOWN: 'unknown'>
+>>> s.bounds(c)
+(4, 128)
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections import Counter
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+import sympy
+
+from shapes.errors import UnsupportedExpressionError
+from shapes.expr import canonical, check_supported, evaluate, int_symbol
+from shapes.relation import BOOL_TYPES, RELATION_TYPES, as_difference, negate
+from solver import stages
+from solver.congruence import solve_linear
+from solver.errors import (
+    ContradictionError,
+    HintMismatchError,
+    SolverError,
+    UndecidedGuardError,
+    UnknownSymbolError,
+)
+from solver.interval import Interval, bound
+from solver.smt import DEFAULT_RLIMIT, Smt
+from solver.truth import Fact, Reason, Truth
+from solver.union_find import UnionFind
+
+__all__ = ["Solver", "SymbolInfo", "GuardRecord", "Violation", "DEFAULT_ENUM_LIMIT"]
+
+DEFAULT_ENUM_LIMIT = 20_000
+DECLARED = "declared range"  # Reason.op of the facts that Solver.symbol records
+_FAST_OPS = {sympy.Eq: "==", sympy.Ne: "!=", sympy.Ge: ">=", sympy.Gt: ">", sympy.Le: "<=", sympy.Lt: "<"}
+
+
+@dataclass(frozen=True, slots=True)
+class SymbolInfo:
+    """A declared symbol: range ``[lo, hi]`` (None = unbounded), example value, source."""
+
+    symbol: sympy.Symbol
+    lo: int | None
+    hi: int | None
+    hint: int | None = None
+    source: str | None = None
+    order: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class GuardRecord:
+    """One question of the guard stream: the relation, the hint, the answer and how it came."""
+
+    rel: sympy.Basic
+    hint: bool | None
+    result: bool
+    decided: Truth
+    reason: Reason
+
+
+@dataclass(frozen=True, slots=True)
+class Violation:
+    """A recorded guard (or trace assumption) that the spec facts do not imply."""
+
+    fact: Fact
+    truth_under_spec: Truth
+
+
+class Solver:
+    """The constraint engine (see the module docstring and DESIGN.md section 2)."""
+
+    def __init__(self, *, rlimit: int = DEFAULT_RLIMIT, enum_limit: int = DEFAULT_ENUM_LIMIT) -> None:
+        self._uf = UnionFind()
+        self._smt = Smt(rlimit)
+        self._enum_limit = enum_limit
+        self._symbols: dict[sympy.Symbol, SymbolInfo] = {}
+        self._by_name: dict[str, sympy.Symbol] = {}
+        self._facts: list[Fact] = []
+        self._residual: list[int] = []
+        self._guards: list[GuardRecord] = []
+        self._cache: dict[sympy.Basic, Truth] = {}
+        self._root_form: dict[sympy.Basic, sympy.Basic] = {}
+        self._dirty: set[sympy.Symbol] | None = None
+        self._hints_ok = True
+        self._scopes: list[tuple[int, int, int, int, bool]] = []
+        self.stats: Counter[str] = Counter()
+
+    # -- declaration ---------------------------------------------------------------
+    def symbol(
+        self,
+        name: str,
+        lo: int | None = 0,
+        hi: int | None = None,
+        *,
+        hint: int | None = None,
+        source: str | None = None,
+    ) -> sympy.Symbol:
+        """Declare an integer symbol with range ``[lo, hi]`` (None: unbounded) and return it."""
+        if not isinstance(name, str) or not name:
+            raise SolverError(f"symbol name must be a non-empty string, got {name!r}")
+        if name in self._by_name:
+            raise SolverError(f"symbol {name!r} is already declared")
+        for label, v in (("lo", lo), ("hi", hi), ("hint", hint)):
+            if v is not None and (isinstance(v, bool) or not isinstance(v, int)):
+                raise SolverError(f"symbol {name!r}: {label} must be an int or None, got {v!r}")
+        if lo is not None and hi is not None and lo > hi:
+            raise SolverError(f"symbol {name!r}: empty range, lo={lo} > hi={hi}")
+        if hint is not None and not ((lo is None or lo <= hint) and (hi is None or hint <= hi)):
+            raise HintMismatchError(
+                f"symbol {source or name!r}: example value {hint} is outside its declared range "
+                f"[{lo}, {'inf' if hi is None else hi}]"
+            )
+        sym = int_symbol(name)
+        info = SymbolInfo(sym, lo, hi, hint, source, len(self._symbols))
+        self._symbols[sym] = info
+        self._by_name[name] = sym
+        self._uf.add(sym, (-math.inf if lo is None else lo, math.inf if hi is None else hi))
+        parts = ([sympy.Ge(sym, lo)] if lo is not None else []) + ([sympy.Le(sym, hi)] if hi is not None else [])
+        if parts:
+            rel = sympy.And(*parts)
+            text = f"{source or name} in [{lo if lo is not None else '-inf'}, {hi if hi is not None else 'inf'}]"
+            self._facts.append(Fact(rel, Reason("spec", text, op=DECLARED), len(self._facts)))
+            self._smt.add(rel)
+        if hint is None:
+            self._hints_ok = False
+        self._invalidate()
+        return sym
+
+    @property
+    def symbols(self) -> tuple[SymbolInfo, ...]:
+        return tuple(self._symbols.values())
+
+    def info(self, sym: sympy.Symbol) -> SymbolInfo:
+        try:
+            return self._symbols[sym]
+        except KeyError:
+            raise UnknownSymbolError(f"{sym} was never declared with Solver.symbol") from None
+
+    @property
+    def facts(self) -> tuple[Fact, ...]:
+        return tuple(self._facts)
+
+    @property
+    def guards(self) -> tuple[GuardRecord, ...]:
+        return tuple(self._guards)
+
+    # -- input preparation -----------------------------------------------------------
+    def _prepare(self, rel: object, what: str = "relation") -> sympy.Basic:
+        if isinstance(rel, bool):
+            return sympy.true if rel else sympy.false
+        if not isinstance(rel, sympy.Basic):
+            raise UnsupportedExpressionError(f"{what} must be a sympy expression, got {type(rel).__name__}: {rel!r}")
+        rel = canonical(rel)
+        check_supported(rel, what=what)
+        for s in rel.free_symbols:
+            if s not in self._symbols:
+                raise UnknownSymbolError(f"{what} {rel} mentions {s}, which was never declared with Solver.symbol")
+        return rel
+
+    def _to_roots(self, e: sympy.Basic) -> sympy.Basic:
+        hit = self._root_form.get(e)
+        if hit is not None:
+            return hit
+        subs = {}
+        for s in e.free_symbols:
+            root, a, b = self._uf.find(s)
+            if root is not s:
+                subs[s] = a * root + b
+        out = e.xreplace(subs) if subs else e
+        self._root_form[e] = out
+        return out
+
+    def _invalidate(self) -> None:
+        self._cache.clear()
+        self._root_form.clear()
+        self._dirty = None
+
+    # -- facts -------------------------------------------------------------------------
+    def assume(self, rel: sympy.Basic, reason: Reason | None = None) -> None:
+        """Add a fact. A fact that contradicts the known facts raises ContradictionError."""
+        rel = self._prepare(rel, "fact")
+        reason = reason or Reason.spec(str(rel))
+        if self.decide(rel) is Truth.FALSE:
+            raise self._contradiction(rel, reason)
+        self._add_fact(rel, reason)
+
+    def _contradiction(self, rel: sympy.Basic, reason: Reason) -> ContradictionError:
+        core = self._smt.core([f.rel for f in self._facts], rel)
+        culprits = tuple(self._facts[i].reason for i in core) if core is not None else ()
+        lines = "\n".join(f"  - {r.describe()}" for r in culprits + (reason,))
+        return ContradictionError(f"{rel} contradicts what is already known:\n{lines}", culprits + (reason,))
+
+    def _add_fact(self, rel: sympy.Basic, reason: Reason) -> None:
+        mark = self._uf.mark()
+        absorbed = self._absorb(rel)
+        if absorbed is None:
+            self._uf.undo(mark)
+            raise self._contradiction(rel, reason)
+        self._facts.append(Fact(rel, reason, len(self._facts)))
+        self._smt.add(rel)
+        if not absorbed:
+            self._residual.append(len(self._facts) - 1)
+        if self._hints_ok:
+            self._hints_ok = bool(evaluate(rel, self._hint_env()))
+        self._invalidate()
+
+    def _hint_env(self) -> dict[sympy.Symbol, int]:
+        return {s: i.hint for s, i in self._symbols.items() if i.hint is not None}
+
+    def _absorb(self, rel: sympy.Basic) -> bool | None:
+        """Fold a fact into the union-find: True absorbed, False kept for later stages, None conflict."""
+        if rel is sympy.true:
+            return True
+        if rel is sympy.false:
+            return None
+        if isinstance(rel, sympy.And):
+            results = [self._absorb(a) for a in rel.args]
+            return None if None in results else all(results)
+        if not isinstance(rel, RELATION_TYPES):
+            return False
+        self._root_form.clear()
+        rooted = self._to_roots(rel)
+        if rooted is sympy.true or rooted is sympy.false:
+            return True if rooted is sympy.true else None
+        op, d = as_difference(rooted)
+        if d.is_Integer:
+            return True if stages.by_constant(op, d) is Truth.TRUE else None
+        lin = stages.linear_terms(d)
+        if lin is not None:
+            return self._absorb_linear(op, *lin)
+        if op == "==":
+            return self._absorb_mod(d)
+        return False
+
+    def _absorb_linear(self, op: str, coeffs: dict[sympy.Symbol, int], const: int) -> bool | None:
+        uf = self._uf
+        items = [(r, a) for r, a in coeffs.items() if a]
+        if len(items) == 1:
+            (r, a), = items
+            if op == "==":
+                if const % a:
+                    return None
+                return True if uf.restrict(r, (-const // a, -const // a)) else None
+            if op == "!=":
+                return True if const % a or uf.exclude(r, -const // a) else None
+            # a*r + const >= 0
+            rng: Interval = (math.ceil(sympy.Rational(-const, a)), math.inf) if a > 0 else (
+                -math.inf, math.floor(sympy.Rational(-const, a)))
+            return True if uf.restrict(r, rng) else None
+        if len(items) == 2 and op == "==":
+            (r1, a1), (r2, a2) = sorted(items, key=lambda t: self._order(t[0]), reverse=True)
+            # a1*r1 + a2*r2 + const == 0; attach the later-declared root below the earlier
+            if abs(a1) == 1:
+                return True if uf.link(r1, -a2 * a1, r2, -const * a1) else None
+            if abs(a2) == 1:
+                return True if uf.link(r2, -a1 * a2, r1, -const * a2) else None
+        return False
+
+    def _absorb_mod(self, d: sympy.Expr) -> bool | None:
+        const, rest = d.as_coeff_Add()
+        if not isinstance(rest, sympy.Mod) or not rest.args[1].is_Integer or int(rest.args[1]) <= 0:
+            return False
+        k = int(rest.args[1])
+        target = -int(const)
+        if not 0 <= target < k:
+            return None
+        lin = stages.linear_terms(sympy.expand(rest.args[0]))
+        if lin is None or len(lin[0]) != 1:
+            return False
+        (r, a), = lin[0].items()
+        c = self._solve_cong(a, lin[1], k, target)
+        if c is None:
+            return None
+        return True if self._uf.congruent(r, c) else None
+
+    @staticmethod
+    def _solve_cong(a: int, b: int, k: int, target: int) -> tuple[int, int] | None:
+        return solve_linear(a, b, (k, target))
+
+    def _order(self, sym: sympy.Symbol) -> int:
+        return self._symbols[sym].order
+
+    # -- deciding ------------------------------------------------------------------------
+    def decide(self, rel: sympy.Basic) -> Truth:
+        """TRUE if ``rel`` holds for every assignment satisfying the facts, FALSE if for none,
+        else UNKNOWN (also when the budget runs out: never a guess)."""
+        hit = self._cache.get(rel) if isinstance(rel, sympy.Basic) else None
+        if hit is not None:
+            self.stats["cache"] += 1
+            return hit
+        truth = self._decide_fast(rel)
+        if truth is None:
+            prepared = self._prepare(rel)
+            truth, stage = self._decide(prepared)
+            self.stats[stage] += 1
+        self._cache[rel] = truth
+        return truth
+
+    def _decide_fast(self, rel: object) -> Truth | None:
+        """``symbol op integer`` on a class no other fact touches: exact from the class data."""
+        op = _FAST_OPS.get(type(rel))
+        if op is None:
+            return None
+        lhs, rhs = rel.args  # type: ignore[attr-defined]
+        if not (lhs.is_Symbol and rhs.is_Integer) or lhs not in self._symbols:
+            return None
+        root, a, b = self._uf.find(lhs)
+        data = self._uf.data(root)
+        lo, hi = data.range
+        v = int(rhs)
+        # a*r + b op v  ->  compare r against (v - b)/a on the root's range
+        lo_v, hi_v = (a * lo + b, a * hi + b) if a > 0 else (a * hi + b, a * lo + b)
+        if op in ("==", "!="):
+            if (v - b) % a == 0 and (v - b) // a in data.excluded:
+                t = Truth.FALSE
+            elif (v - b) % a or not (lo_v <= v <= hi_v) or (((v - b) // a - data.cong[1]) % data.cong[0]):
+                t = Truth.FALSE
+            elif lo_v == hi_v == v:
+                t = Truth.TRUE
+            else:
+                t = self._exact_or_none(root, Truth.UNKNOWN)
+            if t is not None and op == "!=":
+                t = t.negate()
+        else:
+            d_lo, d_hi = {">=": (lo_v - v, hi_v - v), ">": (lo_v - v - 1, hi_v - v - 1),
+                          "<=": (v - hi_v, v - lo_v), "<": (v - hi_v - 1, v - lo_v - 1)}[op]
+            t = stages.decide_on_values(">=", d_lo, d_hi)
+            if t is None:  # range endpoints are feasible for a clean class: both outcomes occur
+                t = self._exact_or_none(root, Truth.UNKNOWN)
+        if t is not None:
+            self.stats["union_find"] += 1
+        return t
+
+    def _exact_or_none(self, root: sympy.Symbol, t: Truth) -> Truth | None:
+        return t if root not in self._dirty_roots() else None
+
+    def _dirty_roots(self) -> set[sympy.Symbol]:
+        """Roots of the symbols that residual (not absorbed) facts mention."""
+        if self._dirty is None:
+            self._dirty = {self._uf.find(s)[0] for i in self._residual for s in self._facts[i].rel.free_symbols}
+        return self._dirty
+
+    def _decide(self, rel: sympy.Basic) -> tuple[Truth, str]:
+        if rel is sympy.true or rel is sympy.false:
+            return Truth.of(rel is sympy.true), "constant"
+        if isinstance(rel, BOOL_TYPES):
+            t = self._decide_bool(rel)
+            if t is not None:
+                return t, "boolean"
+            return self._decide_smt(rel)
+        rooted = self._to_roots(rel)
+        if rooted is sympy.true or rooted is sympy.false:
+            return Truth.of(rooted is sympy.true), "union_find"
+        op, d = as_difference(rooted)
+        t = stages.by_constant(op, d)
+        if t is not None:
+            return t, "union_find"
+        lookup = self._range_lookup
+        t = stages.by_interval(op, d, lookup)
+        if t is not None:
+            return t, "interval"
+        t = self._exact_single(op, d)
+        if t is not None:
+            return t, "interval"
+        t = stages.by_congruence(op, d, self._cong_lookup)
+        if t is not None:
+            return t, "congruence"
+        folded = stages.fold_modular(d, self._cong_lookup)
+        if folded is not d:
+            for stage in (stages.by_constant, stages.by_interval, stages.by_congruence):
+                args = (op, folded) if stage is stages.by_constant else (
+                    op, folded, lookup if stage is stages.by_interval else self._cong_lookup)
+                t = stage(*args)  # type: ignore[operator]
+                if t is not None:
+                    return t, "congruence"
+        return self._decide_smt(rel)
+
+    def _range_lookup(self, root: sympy.Symbol) -> Interval:
+        return self._uf.data(root).range
+
+    def _cong_lookup(self, root: sympy.Symbol) -> tuple[int, int]:
+        return self._uf.data(root).cong
+
+    def _exact_single(self, op: str, d: sympy.Expr) -> Truth | None:
+        """UNKNOWN for ``a*r + c op 0`` when both outcomes occur in a clean class."""
+        lin = stages.linear_terms(d)
+        if lin is None or len(lin[0]) != 1:
+            return None
+        (r, a), = lin[0].items()
+        if r in self._dirty_roots():
+            return None
+        data = self._uf.data(r)
+        if op == ">=":
+            return Truth.UNKNOWN  # intervals could not decide; endpoints are feasible values
+        c = lin[1]
+        if (-c) % a or ((-c) // a) in data.excluded:
+            return None  # intervals/congruences will say FALSE/TRUE
+        v = (-c) // a
+        lo, hi = data.range
+        if lo <= v <= hi and (v - data.cong[1]) % data.cong[0] == 0 and lo != hi:
+            return Truth.UNKNOWN
+        return None
+
+    def _decide_bool(self, rel: sympy.Basic) -> Truth | None:
+        if isinstance(rel, sympy.Not):
+            t, _ = self._decide(rel.args[0])
+            return t.negate()
+        parts = [self._decide(a)[0] for a in rel.args]
+        if isinstance(rel, sympy.And):
+            if Truth.FALSE in parts:
+                return Truth.FALSE
+            return Truth.TRUE if all(p is Truth.TRUE for p in parts) else None
+        if Truth.TRUE in parts:
+            return Truth.TRUE
+        return Truth.FALSE if all(p is Truth.FALSE for p in parts) else None
+
+    def _decide_smt(self, rel: sympy.Basic) -> tuple[Truth, str]:
+        z = self._smt
+        term = z.translate(rel)
+        at_hint = self._value_at_hints(rel)
+        neg_first = at_hint is not False  # the hint point is a witness for rel when True
+        first = z.check([z.negation(term)] if neg_first else [term])
+        if first == "unsat":
+            return (Truth.TRUE if neg_first else Truth.FALSE), "z3"
+        if first == "sat" and at_hint is not None:
+            return Truth.UNKNOWN, "z3"
+        second = "unknown"
+        if first == "sat":
+            second = z.check([term])
+            if second == "unsat":
+                return Truth.FALSE, "z3"
+            if second == "sat":
+                return Truth.UNKNOWN, "z3"
+        enumerated = self._enumerate(rel)
+        if enumerated is not None:
+            return enumerated, "enumeration"
+        return Truth.UNKNOWN, "undecided"
+
+    def _value_at_hints(self, rel: sympy.Basic) -> bool | None:
+        if not self._hints_ok:
+            return None
+        try:
+            return bool(evaluate(rel, self._hint_env()))
+        except (ZeroDivisionError, UnsupportedExpressionError):
+            return None
+
+    # -- exhaustive enumeration on small bounded components ---------------------------------
+    def _component(self, rel: sympy.Basic) -> tuple[list[sympy.Symbol], list[Fact]]:
+        roots = {self._uf.find(s)[0] for s in rel.free_symbols}
+        facts: list[Fact] = []
+        pending = [self._facts[i] for i in self._residual]
+        changed = True
+        while changed:
+            changed = False
+            for f in list(pending):
+                froots = {self._uf.find(s)[0] for s in f.rel.free_symbols}
+                if froots & roots:
+                    roots |= froots
+                    facts.append(f)
+                    pending.remove(f)
+                    changed = True
+        return sorted(roots, key=self._order), facts
+
+    def _enumerate(self, rel: sympy.Basic) -> Truth | None:
+        """Exact answer by enumerating a small bounded component, or None when too large."""
+        roots, facts = self._component(rel)
+        values = self._component_values(roots)
+        if values is None:
+            return None
+        seen: set[bool] = set()
+        for env in values:
+            if all(evaluate(f.rel, env) for f in facts):
+                seen.add(bool(evaluate(rel, env)))
+                if len(seen) == 2:
+                    return Truth.UNKNOWN
+        return Truth.FALSE if seen == {False} else Truth.TRUE  # empty: facts contradict, vacuous
+
+    def _component_values(self, roots: list[sympy.Symbol]) -> Iterator[dict[sympy.Symbol, int]] | None:
+        domains = []
+        size = 1
+        for r in roots:
+            data = self._uf.data(r)
+            lo, hi = data.range
+            if math.isinf(lo) or math.isinf(hi):
+                return None
+            m, res = data.cong
+            dom = [v for v in range(int(lo), int(hi) + 1, m) if v not in data.excluded]
+            size *= max(len(dom), 1)
+            if size > self._enum_limit:
+                return None
+            domains.append(dom)
+        members = {r: [(s, *self._uf.find(s)[1:]) for s in self._uf.members(r)] for r in roots}
+
+        def gen() -> Iterator[dict[sympy.Symbol, int]]:
+            for combo in itertools.product(*domains):
+                env: dict[sympy.Symbol, int] = {}
+                for r, v in zip(roots, combo):
+                    for s, a, b in members[r]:
+                        env[s] = a * v + b
+                yield env
+
+        return gen()
+
+    # -- the tracer's question ---------------------------------------------------------------
+    def guard(self, rel: sympy.Basic, hint: bool | None = None, reason: Reason | None = None) -> bool:
+        """Answer a branch of the traced code.
+
+        Settled by the facts: return that (a hint that disagrees means the example inputs lie
+        outside the spec: HintMismatchError). Otherwise the hint decides and the relation (or
+        its negation) becomes a ``guard`` fact.
+        """
+        truth = self.decide(rel)
+        prepared = self._prepare(rel)
+        if reason is None:
+            reason = Reason.guard(str(prepared))
+        if truth is not Truth.UNKNOWN:
+            result = truth is Truth.TRUE
+            if hint is not None and bool(hint) != result:
+                raise HintMismatchError(
+                    f"the example inputs make {prepared} {bool(hint)}, but the facts imply it is "
+                    f"{result}: the example inputs lie outside the declared spec ({reason.describe()})",
+                    (reason,),
+                )
+        else:
+            if hint is None:
+                raise UndecidedGuardError(f"{prepared} depends on the input sizes and no hint was given")
+            result = bool(hint)
+            self._add_fact(prepared if result else negate(prepared), reason)
+        self._guards.append(GuardRecord(prepared, hint, result, truth, reason))
+        return result
+
+    # -- scopes ------------------------------------------------------------------------------
+    @contextmanager
+    def assuming(self, rel: sympy.Basic, reason: Reason | None = None) -> Iterator[None]:
+        """Assume ``rel`` inside the ``with`` block; every change is undone on exit.
+
+        >>> s = Solver(); n = s.symbol("n", 0, 10)
+        >>> with s.assuming(sympy.Ge(n, 5)):
+        ...     s.decide(sympy.Ge(n, 3))
+        <Truth.TRUE: 'true'>
+        >>> s.decide(sympy.Ge(n, 3))
+        <Truth.UNKNOWN: 'unknown'>
+        """
+        state = (self._uf.mark(), len(self._facts), len(self._residual), len(self._guards), self._hints_ok)
+        self._smt.push()
+        try:
+            self.assume(rel, reason)
+            yield
+        finally:
+            uf_mark, n_facts, n_res, n_guards, hints_ok = state
+            self._uf.undo(uf_mark)
+            del self._facts[n_facts:], self._residual[n_res:], self._guards[n_guards:]
+            self._hints_ok = hints_ok
+            self._smt.pop()
+            self._invalidate()
+
+    # -- final state -------------------------------------------------------------------------
+    def bounds(self, expr: sympy.Basic) -> tuple[int | None, int | None]:
+        """Tight ``(lo, hi)`` of ``expr`` over the facts; None for an unbounded side.
+
+        Exact when the class data describes the expression (one clean class), else by Z3
+        optimization or enumeration; if both give up, the sound interval is returned.
+        """
+        expr = self._prepare(expr, "expression")
+        d = self._to_roots(expr)
+        lo, hi = bound(d, self._range_lookup)
+        lin = stages.linear_terms(sympy.expand(d)) if not d.is_Integer else ({}, int(d))
+        exact = lin is not None and all(r not in self._dirty_roots() for r in lin[0]) and len(lin[0]) <= 1
+        if not exact:
+            lo, hi = self._optimized(expr, lo, hi)
+        return (None if math.isinf(lo) else int(lo), None if math.isinf(hi) else int(hi))
+
+    def _optimized(self, expr: sympy.Basic, lo: object, hi: object) -> tuple[object, object]:
+        facts = [f.rel for f in self._facts]
+        found: list[object] = []
+        for minimize in (True, False):
+            v = self._smt.optimize(facts, expr, minimize)
+            found.append((-math.inf if minimize else math.inf) if v == "unbounded" else v if isinstance(v, int) else None)
+        if None in found:
+            enumerated = self._enumerated_bounds(expr)
+            if enumerated is not None:
+                return enumerated
+        return (lo if found[0] is None else found[0], hi if found[1] is None else found[1])
+
+    def _enumerated_bounds(self, expr: sympy.Basic) -> tuple[int, int] | None:
+        roots, facts = self._component(expr)
+        values = self._component_values(roots)
+        if values is None:
+            return None
+        seen = [int(evaluate(expr, env)) for env in values if all(evaluate(f.rel, env) for f in facts)]
+        return (min(seen), max(seen)) if seen else None
+
+    def classes(self) -> tuple[tuple[sympy.Symbol, ...], ...]:
+        """Equality classes of the declared symbols (singletons included), in declaration order."""
+        groups: dict[tuple[sympy.Symbol, int, int], list[sympy.Symbol]] = {}
+        for sym in self._symbols:
+            groups.setdefault(self._uf.find(sym), []).append(sym)
+        merged = self._merge_implied_equalities(list(groups.values()))
+        return tuple(tuple(sorted(g, key=self._order)) for g in sorted(merged, key=lambda g: min(map(self._order, g))))
+
+    def _merge_implied_equalities(self, groups: list[list[sympy.Symbol]]) -> list[list[sympy.Symbol]]:
+        """Join groups whose equality only the later stages see (e.g. from ``x <= y, y <= x``)."""
+        dirty = self._dirty_roots()
+        candidates = [g for g in groups if self._uf.find(g[0])[0] in dirty]
+        result = [g for g in groups if self._uf.find(g[0])[0] not in dirty]
+        while candidates:
+            head = candidates.pop(0)
+            rest = []
+            for g in candidates:
+                if self._may_be_equal(head[0], g[0]) and self.decide(sympy.Eq(head[0], g[0])) is Truth.TRUE:
+                    head = head + g
+                else:
+                    rest.append(g)
+            result.append(head)
+            candidates = rest
+        return result
+
+    def _may_be_equal(self, a: sympy.Symbol, b: sympy.Symbol) -> bool:
+        ha, hb = self._symbols[a].hint, self._symbols[b].hint
+        if self._hints_ok and ha != hb:
+            return False
+        ra, rb = self._uf.range_of(a), self._uf.range_of(b)
+        return max(ra[0], rb[0]) <= min(ra[1], rb[1])
+
+    def relations(self) -> tuple[sympy.Basic, ...]:
+        """Linear relations between classes: ``Eq(c, 2*b + 1)`` for derived dims, and residual
+        linear equalities over several classes (in root form)."""
+        out: list[sympy.Basic] = []
+        for sym in self._symbols:
+            root, a, b = self._uf.find(sym)
+            if (a, b) != (1, 0) and all(self._uf.find(t)[1:] != (a, b) or t == sym for t in self._earlier(sym, root)):
+                out.append(sympy.Eq(sym, a * root + b))
+        for i in self._residual:
+            rel = self._facts[i].rel
+            if isinstance(rel, sympy.Eq):
+                lin = stages.linear_terms(sympy.expand(self._to_roots(rel.lhs - rel.rhs)))
+                if lin is not None and len(lin[0]) >= 2:
+                    out.append(self._to_roots(rel))
+        return tuple(out)
+
+    def _earlier(self, sym: sympy.Symbol, root: sympy.Symbol) -> list[sympy.Symbol]:
+        return [t for t in self._uf.members(root) if self._order(t) < self._order(sym)]
+
+    def congruences(self) -> tuple[tuple[sympy.Symbol, int, int], ...]:
+        """``(root, m, r)`` for each class known to satisfy ``root = r (mod m)`` with m > 1."""
+        out = []
+        for root in sorted(self._uf.roots(), key=self._order):
+            m, r = self._uf.data(root).cong
+            if m > 1:
+                out.append((root, m, r))
+        return tuple(out)
+
+    def violations(self) -> tuple[Violation, ...]:
+        """Guard facts (and trace assumptions) that the ``spec`` facts alone do not imply."""
+        spec = self.replica(kinds=("spec",))
+        out = []
+        for f in self._facts:
+            if f.reason.kind != "spec":
+                t = spec.decide(f.rel)
+                if t is not Truth.TRUE:
+                    out.append(Violation(f, t))
+        return tuple(out)
+
+    def replica(self, kinds: tuple[str, ...] = ("spec",), extra: tuple[tuple[sympy.Basic, Reason], ...] = ()) -> Solver:
+        """A fresh solver with the same symbols and only the facts of the given kinds (+ extra)."""
+        other = Solver(rlimit=self._smt.rlimit, enum_limit=self._enum_limit)
+        for info in self._symbols.values():
+            other.symbol(info.symbol.name, info.lo, info.hi, hint=info.hint, source=info.source)
+        for f in self._facts:
+            if f.reason.kind in kinds and f.reason.op != DECLARED:
+                other.assume(f.rel, f.reason)
+        for rel, reason in extra:
+            other.assume(rel, reason)
+        return other
+
+    def explain(self, rel: sympy.Basic) -> tuple[Fact, ...]:
+        """A minimal set of facts implying ``rel`` (Z3 unsat core, then a deletion pass).
+
+        Raises SolverError when ``rel`` is not implied. Dropping any returned fact makes the
+        rest insufficient.
+        """
+        prepared = self._prepare(rel)
+        if self.decide(prepared) is not Truth.TRUE:
+            raise SolverError(f"{prepared} is not implied by the facts; nothing to explain")
+        core = self._smt.core([f.rel for f in self._facts], negate(prepared))
+        if core is None:
+            return tuple(self._facts)
+        return tuple(self._facts[i] for i in core)

@@ -1,0 +1,200 @@
+"""Z3 translation and queries: the last stage, deterministic and budgeted.
+
+Every query runs with a fixed seed and a resource limit (``rlimit``), so the same problem
+gives the same answer on any machine; running out of budget answers ``unknown``, never raises.
+
+>>> import sympy
+>>> from shapes import int_symbol, FloorDiv
+>>> n = int_symbol("n")
+>>> z = Smt()
+>>> z.add(sympy.Ge(n, 3))
+>>> z.check([z.translate(sympy.Eq(FloorDiv(n, 2), 1))])
+'sat'
+>>> z.check([z.translate(sympy.Lt(n, 3))])
+'unsat'
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+import sympy
+import z3
+
+from shapes.errors import UnsupportedExpressionError
+from shapes.expr import FloorDiv
+
+__all__ = ["Smt", "DEFAULT_RLIMIT", "SEED"]
+
+DEFAULT_RLIMIT = 2_000_000
+SEED = 0
+
+
+class Smt:
+    """One incremental Z3 solver holding the facts, with push/pop scopes."""
+
+    def __init__(self, rlimit: int = DEFAULT_RLIMIT) -> None:
+        self.ctx = z3.Context()
+        self.rlimit = rlimit
+        self._solver = self._new_solver()
+        self._vars: dict[sympy.Symbol, z3.ArithRef] = {}
+        self._cache: dict[sympy.Basic, z3.ExprRef] = {}
+        self.queries = 0
+
+    def _new_solver(self) -> z3.Solver:
+        s = z3.Solver(ctx=self.ctx)
+        s.set("random_seed", SEED)
+        s.set("rlimit", self.rlimit)
+        return s
+
+    # -- translation ---------------------------------------------------------------
+    def var(self, sym: sympy.Symbol) -> z3.ArithRef:
+        v = self._vars.get(sym)
+        if v is None:
+            v = z3.Int(sym.name, self.ctx)
+            self._vars[sym] = v
+        return v
+
+    def translate(self, e: sympy.Basic) -> z3.ExprRef:
+        """A Z3 term for a symbolic-dim expression or relation (cached)."""
+        hit = self._cache.get(e)
+        if hit is None:
+            hit = self._translate(e)
+            self._cache[e] = hit
+        return hit
+
+    def _translate(self, e: sympy.Basic) -> z3.ExprRef:  # noqa: C901 - dispatch table
+        ctx = self.ctx
+        if e is sympy.true:
+            return z3.BoolVal(True, ctx)
+        if e is sympy.false:
+            return z3.BoolVal(False, ctx)
+        if e.is_Integer:
+            return z3.IntVal(int(e), ctx)
+        if e.is_Rational:
+            return z3.RealVal(f"{e.p}/{e.q}", ctx)
+        if e.is_Symbol:
+            return self.var(e)
+        a = [self.translate(x) for x in e.args]
+        if isinstance(e, sympy.Add):
+            return z3.Sum(a)
+        if isinstance(e, sympy.Mul):
+            return z3.Product(a)
+        if isinstance(e, sympy.Pow) and e.args[1].is_Integer and int(e.args[1]) >= 0:
+            n = int(e.args[1])
+            return z3.Product([a[0]] * n) if n else z3.IntVal(1, ctx)
+        if isinstance(e, (FloorDiv, sympy.floor)):
+            if isinstance(e, sympy.floor):
+                return z3.ToInt(a[0]) if z3.is_real(a[0]) else a[0]
+            return _floordiv(a[0], a[1], e.args[1])
+        if isinstance(e, sympy.Mod):
+            return a[0] - a[1] * _floordiv(a[0], a[1], e.args[1])
+        if isinstance(e, sympy.Min):
+            return _fold(a, lambda x, y: z3.If(x <= y, x, y))
+        if isinstance(e, sympy.Max):
+            return _fold(a, lambda x, y: z3.If(x >= y, x, y))
+        if isinstance(e, sympy.Eq):
+            return a[0] == a[1]
+        if isinstance(e, sympy.Ne):
+            return a[0] != a[1]
+        if isinstance(e, sympy.Lt):
+            return a[0] < a[1]
+        if isinstance(e, sympy.Le):
+            return a[0] <= a[1]
+        if isinstance(e, sympy.Gt):
+            return a[0] > a[1]
+        if isinstance(e, sympy.Ge):
+            return a[0] >= a[1]
+        if isinstance(e, sympy.And):
+            return z3.And(a)
+        if isinstance(e, sympy.Or):
+            return z3.Or(a)
+        if isinstance(e, sympy.Not):
+            return z3.Not(a[0])
+        raise UnsupportedExpressionError(f"no Z3 translation for {e}")
+
+    def negation(self, term: z3.ExprRef) -> z3.ExprRef:
+        return z3.Not(term)
+
+    # -- facts and queries -------------------------------------------------------------
+    def add(self, rel: sympy.Basic) -> None:
+        self._solver.add(self.translate(rel))
+
+    def push(self) -> None:
+        self._solver.push()
+
+    def pop(self) -> None:
+        self._solver.pop()
+
+    def check(self, extra: Sequence[z3.ExprRef] = ()) -> str:
+        """``'sat'``, ``'unsat'`` or ``'unknown'`` for the facts plus ``extra``."""
+        self.queries += 1
+        s = self._solver
+        s.push()
+        try:
+            for x in extra:
+                s.add(x)
+            r = s.check()
+        except z3.Z3Exception:
+            return "unknown"
+        finally:
+            s.pop()
+        return "sat" if r == z3.sat else "unsat" if r == z3.unsat else "unknown"
+
+    def core(self, facts: Sequence[sympy.Basic], goal: sympy.Basic | None) -> list[int] | None:
+        """Indices of a minimal subset of ``facts`` that, with ``goal``, is unsat.
+
+        ``goal`` is asserted unconditionally (``None`` for none). Returns None when the whole
+        set is not proved unsat within budget.
+        """
+        s = self._new_solver()
+        lits = [z3.Bool(f"__fact{i}", self.ctx) for i in range(len(facts))]
+        for lit, f in zip(lits, facts):
+            s.add(z3.Implies(lit, self.translate(f)))
+        if goal is not None:
+            s.add(self.translate(goal))
+        try:
+            if s.check(lits) != z3.unsat:
+                return None
+            core = {str(c) for c in s.unsat_core()}
+            chosen = [i for i in range(len(facts)) if f"__fact{i}" in core]
+            for i in list(chosen):  # deletion pass: make the core minimal
+                trial = [j for j in chosen if j != i]
+                if s.check([lits[j] for j in trial]) == z3.unsat:
+                    chosen = trial
+        except z3.Z3Exception:
+            return None
+        return chosen
+
+    def optimize(self, facts: Iterable[sympy.Basic], expr: sympy.Basic, minimize: bool) -> int | None | str:
+        """Exact min (or max) of ``expr`` under ``facts``: an int, ``'unbounded'``, or None (unknown)."""
+        o = z3.Optimize(ctx=self.ctx)
+        o.set("rlimit", self.rlimit)
+        for f in facts:
+            o.add(self.translate(f))
+        t = self.translate(expr)
+        h = o.minimize(t) if minimize else o.maximize(t)
+        try:
+            if o.check() != z3.sat:
+                return None
+            v = (o.lower(h) if minimize else o.upper(h))
+        except z3.Z3Exception:
+            return None
+        if z3.is_int_value(v):
+            return v.as_long()
+        return "unbounded" if "oo" in str(v) else None
+
+
+def _fold(xs: list[z3.ExprRef], f: object) -> z3.ExprRef:
+    acc = xs[0]
+    for x in xs[1:]:
+        acc = f(acc, x)  # type: ignore[operator]
+    return acc
+
+
+def _floordiv(a: z3.ArithRef, b: z3.ArithRef, b_sym: sympy.Basic) -> z3.ArithRef:
+    """Python's ``a // b`` (floor) from Z3's Euclidean ``/``, which agrees for ``b > 0``."""
+    if b_sym.is_Integer:
+        k = int(b_sym)
+        return a / b if k > 0 else (-a) / (-b)
+    return z3.If(b > 0, a / b, (-a) / (-b))

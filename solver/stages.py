@@ -1,0 +1,123 @@
+"""The cheap decision stages: canonical form, intervals, congruences.
+
+Each stage takes a relation in *root form* (every symbol a union-find root) as
+``(op, d)`` meaning ``d op 0`` with ``op`` in ``'==', '!=', '>='`` and answers a
+:class:`~solver.truth.Truth` or ``None`` (this stage cannot tell). A stage only answers
+TRUE or FALSE when it is sound over the over-approximation it sees; UNKNOWN only when
+its view of the symbols involved is exact.
+
+>>> import sympy
+>>> from shapes import int_symbol
+>>> r = int_symbol("r")
+>>> by_interval(">=", r - 2, {r: (2, 10)}.__getitem__)
+<Truth.TRUE: 'true'>
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import sympy
+
+from shapes.expr import FloorDiv
+from solver import congruence as cg
+from solver.interval import Interval, bound
+from solver.truth import Truth
+
+__all__ = ["by_constant", "by_interval", "linear_terms", "by_congruence", "fold_modular", "decide_on_values"]
+
+
+def by_constant(op: str, d: sympy.Expr) -> Truth | None:
+    """Decide ``d op 0`` when ``d`` is a constant."""
+    if not d.is_Integer:
+        return None
+    v = int(d)
+    return Truth.of(v == 0 if op == "==" else v != 0 if op == "!=" else v >= 0)
+
+
+def decide_on_values(op: str, lo: object, hi: object) -> Truth | None:
+    """Decide ``d op 0`` from a sound interval ``[lo, hi]`` of ``d``."""
+    if op == ">=":
+        if lo >= 0:  # type: ignore[operator]
+            return Truth.TRUE
+        if hi < 0:  # type: ignore[operator]
+            return Truth.FALSE
+        return None
+    if lo > 0 or hi < 0:  # type: ignore[operator]
+        return Truth.FALSE if op == "==" else Truth.TRUE
+    if lo == hi == 0:
+        return Truth.TRUE if op == "==" else Truth.FALSE
+    return None
+
+
+def by_interval(op: str, d: sympy.Expr, lookup: Callable[[sympy.Symbol], Interval]) -> Truth | None:
+    """Decide ``d op 0`` from interval bounds of the roots."""
+    lo, hi = bound(d, lookup)
+    return decide_on_values(op, lo, hi)
+
+
+def linear_terms(d: sympy.Expr) -> tuple[dict[sympy.Symbol, int], int] | None:
+    """``({root: coef}, const)`` when ``d`` is linear with integer coefficients, else None."""
+    coeffs: dict[sympy.Symbol, int] = {}
+    const = 0
+    for term in sympy.Add.make_args(d):
+        if term.is_Integer:
+            const += int(term)
+            continue
+        c, rest = term.as_coeff_Mul()
+        if not rest.is_Symbol or not c.is_Integer:
+            return None
+        coeffs[rest] = coeffs.get(rest, 0) + int(c)
+    return coeffs, const
+
+
+def by_congruence(
+    op: str, d: sympy.Expr, cong_of: Callable[[sympy.Symbol], cg.Congruence]
+) -> Truth | None:
+    """Decide ``d == 0`` / ``d != 0`` for linear ``d`` from the roots' congruences."""
+    if op == ">=":
+        return None
+    lin = linear_terms(d)
+    if lin is None:
+        return None
+    coeffs, const = lin
+    g, value = cg.residue_of([(a, cong_of(r)) for r, a in coeffs.items()], const, 0)
+    if g != 0 and value != 0:
+        return Truth.FALSE if op == "==" else Truth.TRUE
+    return None
+
+
+def fold_modular(d: sympy.Expr, cong_of: Callable[[sympy.Symbol], cg.Congruence]) -> sympy.Expr:
+    """Replace ``Mod(e, k)`` / ``FloorDiv(e, k)`` whose value mod k the congruences determine.
+
+    ``Mod(e, k)`` becomes the constant residue and ``FloorDiv(e, k)`` the exact
+    ``(e - residue) / k``. Returns ``d`` unchanged when nothing folds.
+    """
+    if not d.has(sympy.Mod, FloorDiv):
+        return d
+
+    def residue(e: sympy.Expr, k: sympy.Expr) -> int | None:
+        if not k.is_Integer or int(k) <= 0:
+            return None
+        lin = linear_terms(sympy.expand(e))
+        if lin is None:
+            return None
+        coeffs, const = lin
+        g, value = cg.residue_of([(a, cong_of(r)) for r, a in coeffs.items()], const, int(k))
+        return value if g == int(k) else None
+
+    def fold(e: sympy.Basic) -> sympy.Basic:
+        if not e.args:
+            return e
+        e = e.func(*(fold(a) for a in e.args))
+        if isinstance(e, sympy.Mod):
+            r = residue(*e.args)
+            if r is not None:
+                return sympy.Integer(r)
+        if isinstance(e, FloorDiv):
+            r = residue(*e.args)
+            if r is not None:
+                return sympy.expand((e.args[0] - r) / e.args[1])
+        return e
+
+    return sympy.expand(fold(d))

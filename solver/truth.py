@@ -1,0 +1,96 @@
+"""Three-valued answers and the reasons facts carry.
+
+>>> Truth.TRUE.negate() is Truth.FALSE
+True
+>>> bool(Truth.UNKNOWN)
+Traceback (most recent call last):
+...
+TypeError: a Truth is three-valued; compare it with Truth.TRUE / FALSE / UNKNOWN
+>>> Reason.spec("x.size(0) <= 64")
+Reason(kind='spec', text='x.size(0) <= 64', origin=None, op=None)
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+
+import sympy
+
+__all__ = ["Truth", "Reason", "Fact", "REASON_KINDS"]
+
+REASON_KINDS = ("spec", "trace_assumption", "guard")
+
+
+class Truth(enum.Enum):
+    """The answer of :meth:`solver.Solver.decide`: never a bare bool, never a guess."""
+
+    TRUE = "true"
+    FALSE = "false"
+    UNKNOWN = "unknown"
+
+    def __bool__(self) -> bool:
+        raise TypeError("a Truth is three-valued; compare it with Truth.TRUE / FALSE / UNKNOWN")
+
+    def negate(self) -> Truth:
+        """TRUE <-> FALSE; UNKNOWN stays."""
+        if self is Truth.TRUE:
+            return Truth.FALSE
+        if self is Truth.FALSE:
+            return Truth.TRUE
+        return Truth.UNKNOWN
+
+    @staticmethod
+    def of(value: bool) -> Truth:
+        """The Truth of a definite bool."""
+        return Truth.TRUE if value else Truth.FALSE
+
+
+@dataclass(frozen=True, slots=True)
+class Reason:
+    """Why a fact holds.
+
+    ``kind`` is ``spec`` (the user declared it), ``trace_assumption`` (the tracer assumed it,
+    e.g. sizes >= 2 under 0/1 specialization) or ``guard`` (the traced code branched on it);
+    ``text`` is the user's own spelling, ``origin`` the user's ``file:line`` and ``op`` the op.
+    """
+
+    kind: str
+    text: str | None = None
+    origin: str | None = None
+    op: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.kind not in REASON_KINDS:
+            raise ValueError(f"Reason.kind must be one of {REASON_KINDS}, got {self.kind!r}")
+
+    @staticmethod
+    def spec(text: str | None = None, origin: str | None = None) -> Reason:
+        return Reason("spec", text, origin)
+
+    @staticmethod
+    def guard(text: str | None = None, origin: str | None = None, op: str | None = None) -> Reason:
+        return Reason("guard", text, origin, op)
+
+    def describe(self) -> str:
+        """One line for messages: ``guard 'x.size(0) == 1' at model.py:9 (view)``."""
+        parts = [self.kind]
+        if self.text:
+            parts.append(repr(self.text))
+        if self.origin:
+            parts.append(f"at {self.origin}")
+        if self.op:
+            parts.append(f"({self.op})")
+        return " ".join(parts)
+
+
+@dataclass(frozen=True, slots=True)
+class Fact:
+    """A relation assumed true, with its reason. ``index`` orders facts by arrival."""
+
+    rel: sympy.Basic
+    reason: Reason
+    index: int
+
+    def __str__(self) -> str:
+        return f"{self.rel}  [{self.reason.describe()}]"

@@ -28,6 +28,7 @@ from shapes.errors import UnsupportedExpressionError
 from shapes.expr import canonical, check_supported, evaluate, int_symbol
 from shapes.relation import BOOL_TYPES, RELATION_TYPES, as_difference, negate
 from solver import stages
+from solver.fixes import Fixes, synthesize
 from solver.congruence import solve_linear
 from solver.errors import (
     ContradictionError,
@@ -699,3 +700,10 @@ class Solver:
         if core is None:
             return tuple(self._facts)
         return tuple(self._facts[i] for i in core)
+
+    def suggest(self, kinds: tuple[str, ...] = ("guard", "trace_assumption")) -> Fixes:
+        """The weakest verified change to the spec under which every guard is implied.
+
+        Empty when the spec already implies every guard. See :mod:`solver.fixes`.
+        """
+        return synthesize(self, kinds)

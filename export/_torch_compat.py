@@ -1,0 +1,591 @@
+"""The one module that touches torch's private symbolic-shape APIs (torch 2.13 only).
+
+Everything here is version-gated: importing this module with a torch outside
+``[2.13, 2.14)`` raises :class:`export.errors.UnsupportedTorchVersionError`. See
+``docs/torch_internals.md`` for the torch internals (with line numbers) this relies on.
+
+What an exporter bridge needs:
+
+* :class:`RoutingShapeEnv` -- a ``ShapeEnv`` subclass whose guard entry points ask a
+  :class:`Decider` first (``decider=None`` keeps torch's vanilla behaviour);
+* :func:`route_shape_env` / :func:`install_shape_env_class` -- make ``torch.export.export``
+  (non-strict and ``strict=True``) build that subclass for the duration of a ``with``;
+* :func:`shape_env_of`, :func:`set_range_constraints`, :func:`value_range`,
+  :func:`range_bounds`, :func:`symbol_kind` -- reading and writing the results;
+* torch's sympy function classes, re-exported for :mod:`export.convert`.
+
+Thread-safety: the install functions patch module globals of torch, which is
+process-wide. Exports running concurrently in other threads while a ``with`` block is
+open also get the routed class (with *this* block's decider). Serialize exports that
+use routing; nesting on one thread is fine (each exit restores what it found).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import dataclasses
+import importlib
+import re
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any, Protocol
+
+import sympy
+import torch
+
+from export.errors import InconsistentDecisionError, UnsupportedTorchVersionError
+
+SUPPORTED_TORCH: tuple[tuple[int, int], tuple[int, int]] = ((2, 13), (2, 14))
+"""Supported torch versions: ``lower <= (major, minor) < upper``."""
+
+
+def check_torch_version(version: str) -> None:
+    """Raise :class:`UnsupportedTorchVersionError` unless ``version`` is supported.
+
+    >>> check_torch_version("2.13.0+cpu")
+    >>> check_torch_version("2.12.1")
+    Traceback (most recent call last):
+    ...
+    export.errors.UnsupportedTorchVersionError: torch 2.12.1 is not supported: ...
+    """
+    (lo, hi) = SUPPORTED_TORCH
+    m = re.match(r"(\d+)\.(\d+)", version)
+    if m is None or not lo <= (int(m[1]), int(m[2])) < hi:
+        raise UnsupportedTorchVersionError(
+            f"torch {version} is not supported: symshape patches torch internals and "
+            f"needs torch>={lo[0]}.{lo[1]},<{hi[0]}.{hi[1]}"
+        )
+
+
+check_torch_version(torch.__version__)
+
+# Private torch imports: only after the version gate.
+from torch.fx.experimental import symbolic_shapes as _ss  # noqa: E402
+from torch.fx.experimental.symbolic_shapes import (  # noqa: E402
+    ConstraintViolationError,
+    DimDynamic,
+    GuardOnDataDependentSymNode,
+    ShapeEnv,
+)
+from torch.utils._sympy.functions import (  # noqa: E402
+    CeilToInt,
+    CleanDiv,
+    FloorDiv,
+    FloorToInt,
+    Identity,
+    IntTrueDiv,
+    IsNonOverlappingAndDenseIndicator,
+    LShift,
+    Max,
+    Min,
+    Mod,
+    ModularIndexing,
+    PowByNatural,
+    PythonMod,
+    RoundToInt,
+    RShift,
+    TruncToInt,
+    Where,
+)
+from torch.utils._sympy.numbers import int_oo  # noqa: E402
+from torch.utils._sympy.symbol import SymT, symbol_is_type  # noqa: E402
+from torch.utils._sympy.value_ranges import ValueRanges  # noqa: E402
+
+__all__ = [
+    "SUPPORTED_TORCH",
+    "SHAPE_ENV_SITES",
+    "check_torch_version",
+    "Decider",
+    "BaseDecider",
+    "RoutingShapeEnv",
+    "install_shape_env_class",
+    "route_shape_env",
+    "shape_env_of",
+    "set_range_constraints",
+    "value_range",
+    "range_bounds",
+    "symbol_kind",
+    "ShapeEnv",
+    "ConstraintViolationError",
+    "GuardOnDataDependentSymNode",
+    # torch's sympy functions (for export.convert)
+    "FloorDiv", "CleanDiv", "ModularIndexing", "PythonMod", "Mod", "IntTrueDiv",
+    "FloorToInt", "CeilToInt", "TruncToInt", "RoundToInt", "PowByNatural", "Max", "Min",
+    "Where", "Identity", "LShift", "RShift", "IsNonOverlappingAndDenseIndicator", "int_oo",
+]
+
+SHAPE_ENV_SITES: tuple[str, ...] = (
+    "torch._export.non_strict_utils",  # make_fake_inputs: the non-strict ShapeEnv
+    "torch._dynamo.output_graph",  # OutputGraph.__init__: the strict (dynamo) ShapeEnv
+    "torch.export._trace",  # _extract_fake_inputs fallback (no fake inputs found)
+    "torch._dynamo.eval_frame",  # dynamo export of a function without tensor ops
+)
+"""Modules whose global name ``ShapeEnv`` export calls to construct its ShapeEnv."""
+
+
+# ---------------------------------------------------------------------------------------
+# Deciders
+
+
+class Decider(Protocol):
+    """What :class:`RoutingShapeEnv` asks. ``None`` answers mean "let torch decide".
+
+    Optional extra hooks, called only if the object has them:
+    ``attach(shape_env) -> None`` (the env was built and routes to this decider),
+    ``on_symbol(expr, source_name, value) -> None`` (an input size/stride became the
+    symbolic ``expr``, with example ``value``),
+    ``on_replacement(symbol, expr, reason) -> None`` (torch unified a symbol) and
+    ``on_constraint_violation(message) -> bool`` (True suppresses torch's own
+    "Constraints violated" / forced-specialization error; the bridge must report).
+    """
+
+    def on_guard(self, expr: sympy.Basic, hint: bool | None, api: str) -> bool | None:
+        """Decide a guard (a torch sympy boolean); ``hint`` is its value on the example."""
+
+    def on_static(self, expr: sympy.Basic) -> bool | None:
+        """Answer a guard-free "is this statically known?" query, or None if unknown."""
+
+    def on_specialize(self, source_name: str, value: int) -> None:
+        """An input size/stride/offset (``source_name``) became the constant ``value``."""
+
+    def on_range_update(self, symbol: sympy.Symbol, lo: int | None, hi: int | None) -> None:
+        """torch's range for ``symbol`` is now ``[lo, hi]`` (None = unbounded)."""
+
+
+class BaseDecider:
+    """A decider that decides nothing: subclass and override what you need."""
+
+    def on_guard(self, expr: sympy.Basic, hint: bool | None, api: str) -> bool | None:
+        return None
+
+    def on_static(self, expr: sympy.Basic) -> bool | None:
+        return None
+
+    def on_specialize(self, source_name: str, value: int) -> None:
+        return None
+
+    def on_range_update(self, symbol: sympy.Symbol, lo: int | None, hi: int | None) -> None:
+        return None
+
+
+# ---------------------------------------------------------------------------------------
+# Ranges and symbols
+
+
+def value_range(lo: int | None, hi: int | None) -> ValueRanges:
+    """torch's ``ValueRanges`` for ``[lo, hi]``; None means unbounded (``int_oo``)."""
+    return ValueRanges(-int_oo if lo is None else lo, int_oo if hi is None else hi)
+
+
+def range_bounds(vr: ValueRanges) -> tuple[int | None, int | None]:
+    """``(lo, hi)`` of a torch ``ValueRanges`` as Python ints, None for infinite bounds."""
+
+    def conv(b: Any) -> int | None:
+        if b in (int_oo, -int_oo, sympy.oo, -sympy.oo):
+            return None
+        return int(b)
+
+    return conv(vr.lower), conv(vr.upper)
+
+
+def symbol_kind(sym: sympy.Symbol) -> str:
+    """``"backed"`` (input size ``s*``), ``"unbacked"`` (``u*``, e.g. from ``.item()``),
+    ``"float"`` or ``"other"``."""
+    if symbol_is_type(sym, SymT.SIZE):
+        return "backed"
+    if symbol_is_type(sym, SymT.UNBACKED_INT):
+        return "unbacked"
+    if symbol_is_type(sym, (SymT.FLOAT, SymT.UNBACKED_FLOAT)):
+        return "float"
+    return "other"
+
+
+def _bool_answer(value: bool) -> sympy.Basic:
+    return sympy.true if value else sympy.false
+
+
+# ---------------------------------------------------------------------------------------
+# The routing ShapeEnv
+
+
+class RoutingShapeEnv(ShapeEnv):
+    """A ``ShapeEnv`` whose symbolic decisions are offered to ``self.decider`` first.
+
+    Injection points (torch 2.13, see docs/torch_internals.md):
+
+    * :meth:`evaluate_expr` -- every backed guard (``guard_bool/int/float``,
+      ``guard_size_oblivious``, ``guard_or_false/true``, produce_guards' equalities);
+    * :meth:`guard_or_defer_runtime_assert` -- ``torch._check`` / ``expect_true`` on
+      unbacked or deferred expressions;
+    * :meth:`_maybe_evaluate_static` -- guard-free queries (``statically_known_true``);
+    * :meth:`create_symbol` / :meth:`create_unbacked_symint` -- specialization
+      (0/1, static dims) and fresh symbols' initial ranges;
+    * :meth:`_update_var_to_range`, :meth:`_set_replacement` -- notifications;
+    * :meth:`produce_guards_verbose` -- torch's constraint-violation errors.
+
+    A decided answer is still *recorded* by torch (guard, replacement, range refinement
+    or deferred runtime assert), so the ExportedProgram stays consistent with it. Calls
+    torch makes while recording a decision are not offered again (``_routing_depth``).
+    """
+
+    decider: Decider | None = None
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        self._routing_depth = 0
+        super().__init__(*args, **kwargs)
+
+    # -- helpers ---------------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def _passthrough(self) -> Iterator[None]:
+        self._routing_depth += 1
+        try:
+            yield
+        finally:
+            self._routing_depth -= 1
+
+    def _router(self) -> Decider | None:
+        if self.decider is None or getattr(self, "_routing_depth", 0):
+            return None
+        return self.decider
+
+    def _backed_hint(self, expr: sympy.Basic) -> Any:
+        """The value of ``expr`` on the example inputs, or None if it has unbacked symbols."""
+        if not expr.free_symbols <= self.backed_var_to_val.keys():
+            return None
+        try:
+            value = expr.xreplace(self.backed_var_to_val)
+        except Exception:  # noqa: BLE001 - a hint is best-effort
+            return None
+        if value in (sympy.true, sympy.false):
+            return bool(value)
+        return value if value.is_number else None
+
+    # -- guards ----------------------------------------------------------------------
+
+    def evaluate_expr(
+        self,
+        orig_expr: sympy.Basic,
+        hint: int | bool | float | None = None,
+        fx_node: torch.fx.Node | None = None,
+        size_oblivious: bool = False,
+        fallback_value: bool | None = None,
+        *,
+        forcing_spec: bool = False,
+    ) -> sympy.Basic:
+        decider = self._router()
+
+        def vanilla(h: Any = hint) -> sympy.Basic:
+            with self._passthrough():
+                return super(RoutingShapeEnv, self).evaluate_expr(
+                    orig_expr, h, fx_node, size_oblivious, fallback_value, forcing_spec=forcing_spec
+                )
+
+        if decider is None or not orig_expr.free_symbols:
+            return vanilla()
+        is_bool = isinstance(orig_expr, sympy.logic.boolalg.Boolean)
+        value = hint if hint is not None else self._backed_hint(orig_expr)
+        if size_oblivious:
+            api = "guard_size_oblivious"
+        elif fallback_value is not None:
+            api = "guard_or_true" if fallback_value else "guard_or_false"
+        else:
+            api = "guard_bool" if is_bool else "guard_int"
+        if not is_bool:  # an int/float evaluation specializes: expr == value
+            if value is None:
+                return vanilla()  # unbacked: torch raises its data-dependent error
+            answer = decider.on_guard(sympy.Eq(orig_expr, value), True, api)
+            if answer is not None and not answer:
+                raise InconsistentDecisionError(
+                    f"{api}({orig_expr}) must specialize to the example value {value}, "
+                    "but the decider refused"
+                )
+            return vanilla()
+        hint_b = None if value is None else bool(value)
+        answer = decider.on_guard(orig_expr, hint_b, api)
+        if answer is None:
+            return vanilla()
+        answer = bool(answer)
+        if hint_b is not None and answer != hint_b:
+            raise InconsistentDecisionError(
+                f"decider answered {answer} for {orig_expr}, but it is {hint_b} on the example inputs"
+            )
+        if hint_b is not None:
+            got = vanilla(answer)
+        elif fallback_value is not None and answer == fallback_value:
+            return _bool_answer(answer)  # torch's own semantics: no assert needed
+        else:
+            rel = orig_expr if answer else sympy.Not(orig_expr)
+            with self._passthrough():
+                got = super().guard_or_defer_runtime_assert(rel, f"symshape {api}: {orig_expr}")
+            got = _bool_answer(answer if got else not answer)
+        if bool(got) != answer:
+            raise InconsistentDecisionError(
+                f"decider answered {answer} for {orig_expr}, but torch knows it is {bool(got)}"
+            )
+        return got
+
+    def guard_or_defer_runtime_assert(
+        self, orig_expr: sympy.Basic, msg: str, fx_node: torch.fx.Node | None = None
+    ) -> bool:
+        decider = self._router()
+        if decider is None or not orig_expr.free_symbols:
+            with self._passthrough():
+                return super().guard_or_defer_runtime_assert(orig_expr, msg, fx_node)
+        hint = self._backed_hint(orig_expr)
+        answer = decider.on_guard(orig_expr, None if hint is None else bool(hint), "runtime_assert")
+        if answer is not None and not answer:
+            return False  # the caller (torch._check) raises its own error
+        with self._passthrough():
+            ok = super().guard_or_defer_runtime_assert(orig_expr, msg, fx_node)
+        if answer and not ok:
+            raise InconsistentDecisionError(
+                f"decider accepted the assertion {orig_expr}, but torch knows it is False"
+            )
+        return ok
+
+    def _maybe_evaluate_static(
+        self,
+        expr: sympy.Basic,
+        *,
+        unbacked_only: bool = False,
+        compute_hint: bool = False,
+        size_oblivious: bool = False,
+        axioms: tuple[sympy.Basic] | None = None,
+        var_to_range: tuple[tuple[sympy.Symbol, ValueRanges]] | None = None,
+    ) -> sympy.Basic | None:
+        result = super()._maybe_evaluate_static(
+            expr,
+            unbacked_only=unbacked_only,
+            compute_hint=compute_hint,
+            size_oblivious=size_oblivious,
+            axioms=axioms,
+            var_to_range=var_to_range,
+        )
+        decider = self._router()
+        if (
+            decider is None
+            or unbacked_only
+            or compute_hint
+            or size_oblivious
+            or axioms is not None
+            or var_to_range is not None
+            or not isinstance(expr, sympy.logic.boolalg.Boolean)
+            or not expr.free_symbols
+        ):
+            return result
+        answer = decider.on_static(expr)
+        if answer is None:
+            return result
+        if result is not None and bool(result) != bool(answer):
+            raise InconsistentDecisionError(
+                f"decider answered {bool(answer)} for {expr}, but torch knows it is {bool(result)}"
+            )
+        return _bool_answer(bool(answer))
+
+    # torch calls self._maybe_evaluate_static.cache_clear() (in _refine_ranges).
+    _maybe_evaluate_static.cache_clear = ShapeEnv._maybe_evaluate_static.cache_clear  # type: ignore[attr-defined]
+    _maybe_evaluate_static.cache_info = ShapeEnv._maybe_evaluate_static.cache_info  # type: ignore[attr-defined]
+
+    # -- symbols, ranges, replacements -------------------------------------------------
+
+    def create_symbol(
+        self,
+        val: Any,
+        source: Any,
+        dynamic_dim: DimDynamic = DimDynamic.DUCK,
+        constraint_dim: Any = None,
+        positive: bool | None = True,
+        do_not_specialize_zero_one: bool = False,
+        symbolic_context: Any = None,
+    ) -> sympy.Expr:
+        out = super().create_symbol(
+            val, source, dynamic_dim, constraint_dim, positive, do_not_specialize_zero_one,
+            symbolic_context,
+        )
+        if self.decider is not None:
+            if out.is_number:
+                self.decider.on_specialize(source.name, int(out) if out.is_Integer else out)
+            else:
+                hook = getattr(self.decider, "on_symbol", None)
+                if hook is not None:
+                    hook(out, source.name, val)
+                if isinstance(out, sympy.Symbol) and out in self.var_to_range:
+                    self.decider.on_range_update(out, *range_bounds(self.var_to_range[out]))
+        return out
+
+    def create_unbacked_symint(self, source: Any = None) -> torch.SymInt:
+        out = super().create_unbacked_symint(source)
+        if self.decider is not None:
+            sym = out.node.expr
+            self.decider.on_range_update(sym, *range_bounds(self.var_to_range[sym]))
+        return out
+
+    def _update_var_to_range(
+        self, symbol: sympy.Symbol, vr: ValueRanges, vr_sloc: Any = None, *, is_constraint: bool = False
+    ) -> None:
+        super()._update_var_to_range(symbol, vr, vr_sloc, is_constraint=is_constraint)
+        if self.decider is not None:
+            self.decider.on_range_update(symbol, *range_bounds(self.var_to_range[symbol]))
+
+    def _set_replacement(self, a: sympy.Symbol, tgt: sympy.Expr, msg: str) -> None:
+        super()._set_replacement(a, tgt, msg)
+        hook = getattr(self.decider, "on_replacement", None)
+        if hook is not None and self.replacements.get(a) == tgt:
+            hook(a, tgt, msg)
+
+    # -- torch's constraint-violation errors -----------------------------------------
+
+    def produce_guards_verbose(self, *args: Any, **kwargs: Any) -> Any:
+        hook: Callable[[str], bool] | None = getattr(self.decider, "on_constraint_violation", None)
+        if hook is None:
+            return super().produce_guards_verbose(*args, **kwargs)
+        try:
+            out = super().produce_guards_verbose(*args, **kwargs)
+        except ConstraintViolationError as e:
+            if not hook(str(e)):
+                raise
+            # Re-run with warn-only constraints to get the guard code dynamo needs.
+            out = super().produce_guards_verbose(*args, **_warn_only_kwargs(kwargs))
+        _route_forced_specializations(self, hook)
+        return out
+
+
+def _warn_only(c: Any) -> Any:
+    if c is None or not dataclasses.is_dataclass(c) or getattr(c, "warn_only", True):
+        return c
+    return dataclasses.replace(c, warn_only=True)
+
+
+def _warn_only_context(ctx: Any) -> Any:
+    if isinstance(ctx, _ss.StatelessSymbolicContext):
+        new = copy.copy(ctx)
+        for field in ("constraint_sizes", "constraint_strides"):
+            cs = getattr(ctx, field)
+            if cs is not None:
+                object.__setattr__(new, field, [_warn_only(c) for c in cs])
+        return new
+    if isinstance(ctx, _ss.SymIntSymbolicContext):
+        return dataclasses.replace(ctx, constraint=_warn_only(ctx.constraint))
+    return ctx
+
+
+def _warn_only_kwargs(kwargs: dict[str, Any]) -> dict[str, Any]:
+    out = dict(kwargs)
+    if out.get("input_contexts") is not None:
+        out["input_contexts"] = [_warn_only_context(c) for c in out["input_contexts"]]
+    if out.get("equalities_inputs") is not None:
+        out["equalities_inputs"] = _warn_only(out["equalities_inputs"])
+    return out
+
+
+def _route_forced_specializations(env: ShapeEnv, hook: Callable[[str], bool]) -> None:
+    """Offer export's forced-specialization error (raised after dim_constraints.solve())
+    to ``hook``; if it returns True, report none to torch."""
+    dc = env.dim_constraints
+    if dc is None:
+        return
+    original = dc.forced_specializations
+
+    def forced_specializations() -> dict[str, sympy.Expr]:
+        forced = original()
+        if forced and hook(
+            "Constraints violated: export forced specializations "
+            + ", ".join(f"{k} = {v}" for k, v in forced.items())
+        ):
+            return {}
+        return forced
+
+    dc.forced_specializations = forced_specializations  # type: ignore[method-assign]
+
+
+# ---------------------------------------------------------------------------------------
+# Installing the class
+
+
+@contextlib.contextmanager
+def install_shape_env_class(cls: type[ShapeEnv]) -> Iterator[None]:
+    """Make torch.export build ``cls`` instead of ``ShapeEnv`` inside the ``with``.
+
+    Patches the global ``ShapeEnv`` of every module in :data:`SHAPE_ENV_SITES` and
+    restores exactly the previous values on exit (so nesting works). Process-wide:
+    see the module docstring on thread-safety.
+    """
+    if not (isinstance(cls, type) and issubclass(cls, ShapeEnv)):
+        raise TypeError(f"{cls!r} is not a subclass of torch's ShapeEnv")
+    modules = [importlib.import_module(name) for name in SHAPE_ENV_SITES]
+    previous = [m.ShapeEnv for m in modules]
+    for m in modules:
+        m.ShapeEnv = cls
+    try:
+        yield
+    finally:
+        for m, old in zip(modules, previous):
+            m.ShapeEnv = old
+
+
+@contextlib.contextmanager
+def route_shape_env(
+    decider: Decider | None, cls: type[RoutingShapeEnv] = RoutingShapeEnv
+) -> Iterator[list[RoutingShapeEnv]]:
+    """Route the decisions of exports inside the ``with`` to ``decider``.
+
+    Yields the list of ShapeEnvs torch creates meanwhile, in creation order. One export
+    may create several (``torch.cond`` in non-strict mode traces its branches with
+    dynamo, which builds its own; dynamo restarts); :func:`shape_env_of` finds the one
+    behind the resulting program.
+
+    >>> with route_shape_env(BaseDecider()) as envs:  # doctest: +SKIP
+    ...     ep = torch.export.export(model, args, dynamic_shapes=shapes)
+    """
+    created: list[RoutingShapeEnv] = []
+
+    def __init__(self: RoutingShapeEnv, *args: Any, **kwargs: Any) -> None:
+        cls.__init__(self, *args, **kwargs)
+        self.decider = decider
+        created.append(self)
+        attach = getattr(decider, "attach", None)
+        if attach is not None:
+            attach(self)
+
+    bound = type(f"Routed{cls.__name__}", (cls,), {"__init__": __init__, "__module__": __name__})
+    with install_shape_env_class(bound):
+        yield created
+
+
+# ---------------------------------------------------------------------------------------
+# Reading and writing a finished export
+
+
+def shape_env_of(program: Any) -> ShapeEnv | None:
+    """The ShapeEnv behind an ExportedProgram or GraphModule, found via its SymInts.
+
+    Returns None when the graph carries no symbolic values (a fully static export).
+    """
+    graph = program.graph
+    for node in graph.nodes:
+        val = node.meta.get("val")
+        vals = val if isinstance(val, (list, tuple)) else [val]
+        for v in vals:
+            syms: list[Any] = []
+            if isinstance(v, torch.Tensor):
+                syms = [*v.shape, *v.stride(), v.storage_offset()]
+            elif isinstance(v, (torch.SymInt, torch.SymBool, torch.SymFloat)):
+                syms = [v]
+            for s in syms:
+                env = getattr(getattr(s, "node", None), "shape_env", None)
+                if env is not None:
+                    return env
+    return None
+
+
+def set_range_constraints(
+    program: torch.export.ExportedProgram,
+    ranges: Mapping[sympy.Symbol, tuple[int | None, int | None]],
+) -> None:
+    """Replace ``program.range_constraints`` (whose public setter raises).
+
+    ``ranges`` maps torch symbols to ``(lo, hi)`` (None = unbounded). These are what
+    ``program.module()`` checks inputs against at call time.
+    """
+    program._range_constraints = {s: value_range(lo, hi) for s, (lo, hi) in ranges.items()}

@@ -1,0 +1,44 @@
+"""The one exception hierarchy of :mod:`export`.
+
+Every error the export bridge raises on purpose derives from :class:`ExportError`, so
+callers can catch the whole family with one ``except``. Add new classes here (small,
+one concern each); keep messages self-contained, they are shown to users verbatim.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "ExportError",
+    "UnsupportedTorchVersionError",
+    "UnsupportedGuardError",
+    "InconsistentDecisionError",
+]
+
+
+class ExportError(Exception):
+    """Root of every error raised by :mod:`export`."""
+
+
+class UnsupportedTorchVersionError(ExportError, ImportError):
+    """The installed torch is outside the version range whose internals we patch."""
+
+
+class UnsupportedGuardError(ExportError, TypeError):
+    """A torch symbolic expression uses a construct the shapes language cannot express.
+
+    ``node`` is the first offending sub-expression, ``expr`` the whole expression
+    (both torch sympy objects, kept for callers that want to fall back to torch).
+    """
+
+    def __init__(self, message: str, node: object = None, expr: object = None) -> None:
+        super().__init__(message)
+        self.node = node
+        self.expr = expr
+
+
+class InconsistentDecisionError(ExportError, RuntimeError):
+    """A decider's answer contradicts the example inputs or torch's own static knowledge.
+
+    torch traces one branch with real example sizes, so a decision that disagrees with
+    the hint (or with what torch already proved) cannot be honoured.
+    """

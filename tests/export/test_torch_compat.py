@@ -1,0 +1,356 @@
+"""The routing ShapeEnv sees the decisions of real torch.export calls (strict and not)."""
+
+from __future__ import annotations
+
+import itertools
+import sys
+from typing import Any
+
+import pytest
+import sympy
+import torch
+from torch.export import Dim
+
+from export import _torch_compat as tc
+from export.errors import InconsistentDecisionError, UnsupportedTorchVersionError
+
+STRICT = pytest.mark.parametrize("strict", [False, True], ids=["nonstrict", "strict"])
+
+
+class LogDecider(tc.BaseDecider):
+    """Records every hook call; answers nothing (vanilla torch behaviour)."""
+
+    def __init__(self) -> None:
+        self.events: list[tuple[Any, ...]] = []
+
+    def on_guard(self, expr: sympy.Basic, hint: bool | None, api: str) -> bool | None:
+        self.events.append(("guard", expr, hint, api))
+        return None
+
+    def on_static(self, expr: sympy.Basic) -> bool | None:
+        self.events.append(("static", expr))
+        return None
+
+    def on_specialize(self, source_name: str, value: int) -> None:
+        self.events.append(("specialize", source_name, value))
+
+    def on_range_update(self, symbol: sympy.Symbol, lo: int | None, hi: int | None) -> None:
+        self.events.append(("range", symbol, lo, hi))
+
+    def guards(self, api: str | None = None) -> list[tuple[Any, ...]]:
+        return [e for e in self.events if e[0] == "guard" and (api is None or e[3] == api)]
+
+
+class SuppressingDecider(LogDecider):
+    def __init__(self) -> None:
+        super().__init__()
+        self.violations: list[str] = []
+
+    def on_constraint_violation(self, message: str) -> bool:
+        self.violations.append(message)
+        return True
+
+
+class OracleDecider(LogDecider):
+    """Decides every guard itself: the hint when there is one, else brute force over
+    the current ranges of the (few, bounded) unbacked symbols."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.ranges: dict[sympy.Symbol, tuple[int | None, int | None]] = {}
+        self.answered = 0
+
+    def on_range_update(self, symbol: sympy.Symbol, lo: int | None, hi: int | None) -> None:
+        super().on_range_update(symbol, lo, hi)
+        self.ranges[symbol] = (lo, hi)
+
+    def on_guard(self, expr: sympy.Basic, hint: bool | None, api: str) -> bool | None:
+        super().on_guard(expr, hint, api)
+        answer = hint if hint is not None else self._brute_force(expr)
+        self.answered += answer is not None
+        return answer
+
+    def _brute_force(self, expr: sympy.Basic) -> bool | None:
+        syms = sorted(expr.free_symbols, key=str)
+        domains = []
+        for s in syms:
+            lo, hi = self.ranges.get(s, (None, None))
+            if lo is None or hi is None or hi - lo > 50:
+                return None
+            domains.append(range(lo, hi + 1))
+        values = {bool(expr.xreplace(dict(zip(syms, map(sympy.Integer, vals)))))
+                  for vals in itertools.product(*domains)}
+        return values.pop() if len(values) == 1 else None
+
+
+class ContraryDecider(LogDecider):
+    def on_guard(self, expr: sympy.Basic, hint: bool | None, api: str) -> bool | None:
+        super().on_guard(expr, hint, api)
+        return None if hint is None else not hint
+
+
+def export(model: torch.nn.Module, args: tuple[Any, ...], shapes: Any, strict: bool,
+           decider: Any) -> tuple[torch.export.ExportedProgram, list[tc.RoutingShapeEnv]]:
+    with tc.route_shape_env(decider) as envs:
+        ep = torch.export.export(model, args, dynamic_shapes=shapes, strict=strict)
+    return ep, envs
+
+
+# -- models --------------------------------------------------------------------------
+
+
+class Reshape(torch.nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x.reshape(-1, 4)
+
+
+class Branch(torch.nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if x.shape[0] > 4:
+            return x + 1
+        return x - 1
+
+
+class CondOnShape(torch.nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.cond(x.shape[0] > 4, lambda t: t + 1, lambda t: t - 1, (x,))
+
+
+class Item(torch.nn.Module):
+    def forward(self, x: torch.Tensor, n: torch.Tensor) -> torch.Tensor:
+        k = n.item()
+        torch._check(k >= 2)
+        torch._check(k <= 10)
+        return x[:k]
+
+
+def mlp() -> torch.nn.Module:
+    torch.manual_seed(0)
+    return torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.ReLU(), torch.nn.Linear(8, 2))
+
+
+def symbols_in(events: list[tuple[Any, ...]]) -> set[str]:
+    return {str(s) for e in events for x in e[1:] if isinstance(x, sympy.Basic)
+            for s in x.free_symbols}
+
+
+# -- version gate and installation -----------------------------------------------------
+
+
+@pytest.mark.parametrize("version", ["2.13.0", "2.13.0+cpu", "2.13.1a0+git1234"])
+def test_supported_versions(version: str) -> None:
+    tc.check_torch_version(version)
+
+
+@pytest.mark.parametrize("version", ["2.12.1", "2.14.0", "3.0.0", "garbage", "1.13.0"])
+def test_unsupported_versions_name_the_range(version: str) -> None:
+    with pytest.raises(UnsupportedTorchVersionError, match=r"torch>=2\.13,<2\.14"):
+        tc.check_torch_version(version)
+
+
+def test_install_patches_and_restores_every_site() -> None:
+    import importlib
+
+    modules = [importlib.import_module(m) for m in tc.SHAPE_ENV_SITES]
+    before = [m.ShapeEnv for m in modules]
+
+    class A(tc.RoutingShapeEnv):
+        pass
+
+    class B(tc.RoutingShapeEnv):
+        pass
+
+    with tc.install_shape_env_class(A):
+        assert all(m.ShapeEnv is A for m in modules)
+        with tc.install_shape_env_class(B):
+            assert all(m.ShapeEnv is B for m in modules)
+        assert all(m.ShapeEnv is A for m in modules)
+    assert [m.ShapeEnv for m in modules] == before
+    with pytest.raises(RuntimeError), tc.install_shape_env_class(A):
+        raise RuntimeError("boom")
+    assert [m.ShapeEnv for m in modules] == before
+
+
+def test_install_rejects_non_shape_env() -> None:
+    with pytest.raises(TypeError, match="not a subclass"), tc.install_shape_env_class(dict):  # type: ignore[arg-type]
+        pass
+
+
+def test_ranges_and_symbol_kinds() -> None:
+    assert tc.range_bounds(tc.value_range(2, None)) == (2, None)
+    assert tc.range_bounds(tc.value_range(None, 7)) == (None, 7)
+    assert tc.symbol_kind(sympy.Symbol("s3", integer=True)) == "backed"
+    assert tc.symbol_kind(sympy.Symbol("u0", integer=True)) == "unbacked"
+    assert tc.symbol_kind(sympy.Symbol("zf0")) == "float"
+
+
+# -- real exports ----------------------------------------------------------------------
+
+
+@STRICT
+def test_mlp_with_dim_batch(strict: bool) -> None:
+    model, d = mlp(), LogDecider()
+    ep, envs = export(model, (torch.randn(8, 4),), {"input": {0: Dim("batch")}}, strict, d)
+    assert envs and all(type(e).__name__ == "RoutedRoutingShapeEnv" for e in envs)
+    assert isinstance(tc.shape_env_of(ep), tc.RoutingShapeEnv)
+    batch = [e for e in d.events if e[0] == "range" and e[2] == 2 and e[3] is None]
+    assert batch, "the batch symbol's initial range [2, oo) (0/1 specialization) is reported"
+    assert any(e[0] == "specialize" and e[1].endswith("size()[1]") and e[2] == 4 for e in d.events)
+    assert d.guards(), "the decider sees the guards"
+    x = torch.randn(5, 4)
+    torch.testing.assert_close(ep.module()(x), model(x))
+
+
+@STRICT
+def test_reshape_guard_is_seen_and_torch_error_kept_by_default(strict: bool) -> None:
+    d = LogDecider()
+    with pytest.raises(Exception, match="Constraints violated"):
+        export(Reshape(), (torch.randn(8, 6),), {"x": {0: Dim("b")}}, strict, d)
+    mods = [e for e in d.guards("guard_bool") if e[2] is True]
+    assert any("Mod(6*s" in str(e[1]) for e in mods), d.guards()
+
+
+@STRICT
+def test_reshape_constraint_violation_can_be_suppressed(strict: bool) -> None:
+    d = SuppressingDecider()
+    ep, _ = export(Reshape(), (torch.randn(8, 6),), {"x": {0: Dim("b")}}, strict, d)
+    assert d.violations and "Constraints violated" in d.violations[0]
+    x = torch.randn(6, 6)
+    torch.testing.assert_close(ep.module()(x), x.reshape(-1, 4))
+
+
+@STRICT
+def test_reshape_with_derived_dim(strict: bool) -> None:
+    d = OracleDecider()
+    ep, _ = export(Reshape(), (torch.randn(8, 6),), {"x": {0: 2 * Dim("k")}}, strict, d)
+    x = torch.randn(10, 6)
+    torch.testing.assert_close(ep.module()(x), x.reshape(-1, 4))
+
+
+@STRICT
+def test_shape_branch(strict: bool) -> None:
+    d = LogDecider()
+    ep, _ = export(Branch(), (torch.randn(8, 3),), {"x": {0: Dim("b", min=5)}}, strict, d)
+    gt = [e for e in d.guards("guard_bool") if isinstance(e[1], sympy.StrictGreaterThan)]
+    assert gt and gt[0][2] is True and str(gt[0][1].rhs) == "4"
+    x = torch.randn(6, 3)
+    torch.testing.assert_close(ep.module()(x), x + 1)
+
+
+@STRICT
+def test_shape_branch_guard_range_refinement_is_reported(strict: bool) -> None:
+    d = SuppressingDecider()
+    export(Branch(), (torch.randn(8, 3),), {"x": {0: Dim("b")}}, strict, d)
+    assert any(e[0] == "range" and e[2] == 5 and e[3] is None for e in d.events)
+    assert d.violations, "torch's 'Suggested fixes: b = Dim(min=5)' error was offered"
+
+
+@STRICT
+def test_cond_on_shape_predicate(strict: bool) -> None:
+    d = LogDecider()
+    ep, _ = export(CondOnShape(), (torch.randn(8, 3),), {"x": {0: Dim("b")}}, strict, d)
+    assert symbols_in(d.events), "the cond export's symbols reach the decider"
+    for n in (3, 7):
+        x = torch.randn(n, 3)
+        torch.testing.assert_close(ep.module()(x), x + 1 if n > 4 else x - 1)
+
+
+@STRICT
+def test_item_with_torch_check(strict: bool) -> None:
+    d = LogDecider()
+    ep, _ = export(Item(), (torch.randn(12, 3), torch.tensor(5)), None, strict, d)
+    asserts = [e for e in d.guards("runtime_assert") if e[2] is None]
+    assert any(str(e[1]).endswith(">= 2") and str(e[1]).startswith("u") for e in asserts)
+    assert any(e[0] == "range" and str(e[1]).startswith("u") and (e[2], e[3]) == (2, 10)
+               for e in d.events)
+    assert (2, 10) in {tc.range_bounds(vr) for vr in ep.range_constraints.values()}
+    x = torch.randn(12, 3)
+    torch.testing.assert_close(ep.module()(x, torch.tensor(4)), x[:4])
+    with pytest.raises(Exception):
+        ep.module()(x, torch.tensor(11))
+
+
+CASES = [
+    (mlp, (torch.randn(8, 4),), {"input": {0: Dim("batch")}}),
+    (Branch, (torch.randn(8, 3),), {"x": {0: Dim("b", min=5)}}),
+    (CondOnShape, (torch.randn(8, 3),), {"x": {0: Dim("b")}}),
+    (Item, (torch.randn(12, 3), torch.tensor(5)), None),
+]
+
+
+@STRICT
+@pytest.mark.parametrize("case", range(len(CASES)), ids=["mlp", "branch", "cond", "item"])
+def test_decided_answers_give_the_same_program(strict: bool, case: int) -> None:
+    make, args, shapes = CASES[case]
+    vanilla = torch.export.export(make(), args, dynamic_shapes=shapes, strict=strict)
+    d = OracleDecider()
+    ep, _ = export(make(), args, shapes, strict, d)
+    assert d.answered > 0
+    assert str(ep.graph_signature) == str(vanilla.graph_signature)
+    assert [n.op for n in ep.graph.nodes] == [n.op for n in vanilla.graph.nodes]
+    assert ep.range_constraints == vanilla.range_constraints
+    torch.testing.assert_close(ep.module()(*args), vanilla.module()(*args))
+
+
+def test_contrary_decider_is_an_error() -> None:
+    with pytest.raises(Exception) as info:
+        export(Branch(), (torch.randn(8, 3),), {"x": {0: Dim("b", min=5)}}, False, ContraryDecider())
+    chain, e = [], info.value
+    while e is not None:
+        chain.append(e)
+        e = e.__cause__ or e.__context__
+    assert any(isinstance(x, InconsistentDecisionError) for x in chain)
+
+
+def test_refused_runtime_assert_fails_torch_check() -> None:
+    class Refuse(LogDecider):
+        def on_guard(self, expr: sympy.Basic, hint: bool | None, api: str) -> bool | None:
+            super().on_guard(expr, hint, api)
+            return False if api == "runtime_assert" else None
+
+    with pytest.raises(Exception, match="(?i)check|expected"):
+        export(Item(), (torch.randn(12, 3), torch.tensor(5)), None, False, Refuse())
+
+
+def test_static_queries_reach_the_decider_and_its_answers_are_used() -> None:
+    class Static(LogDecider):
+        def on_static(self, expr: sympy.Basic) -> bool | None:
+            super().on_static(expr)
+            return False if isinstance(expr, sympy.Eq) else None  # u0 == 2**63-1: no
+
+    d = Static()
+    ep, _ = export(Item(), (torch.randn(12, 3), torch.tensor(5)), None, False, d)
+    assert any(e[0] == "static" and isinstance(e[1], sympy.Eq) for e in d.events)
+    x = torch.randn(12, 3)
+    torch.testing.assert_close(ep.module()(x, torch.tensor(3)), x[:3])
+
+
+def test_no_decider_is_vanilla() -> None:
+    ep, envs = export(Branch(), (torch.randn(8, 3),), {"x": {0: Dim("b", min=5)}}, False, None)
+    assert envs and envs[0].decider is None
+    x = torch.randn(6, 3)
+    torch.testing.assert_close(ep.module()(x), x + 1)
+
+
+def test_shape_env_of_static_export_is_none() -> None:
+    ep = torch.export.export(Branch(), (torch.randn(8, 3),))
+    assert tc.shape_env_of(ep) is None
+
+
+def test_set_range_constraints_is_enforced_by_module() -> None:
+    ep = torch.export.export(Branch(), (torch.randn(8, 3),), dynamic_shapes={"x": {0: Dim("b", min=5)}})
+    (sym,) = ep.range_constraints
+    tc.set_range_constraints(ep, {sym: (5, 9)})
+    assert tc.range_bounds(ep.range_constraints[sym]) == (5, 9)
+    ep.module()(torch.randn(9, 3))
+    with pytest.raises(Exception):
+        ep.module()(torch.randn(10, 3))
+
+
+def test_import_fails_on_unsupported_torch(monkeypatch: pytest.MonkeyPatch) -> None:
+    import importlib
+
+    monkeypatch.setattr(torch, "__version__", "2.12.0")
+    monkeypatch.delitem(sys.modules, "export._torch_compat")
+    with pytest.raises(UnsupportedTorchVersionError):
+        importlib.import_module("export._torch_compat")

@@ -27,7 +27,7 @@ import sympy
 from shapes.errors import UnsupportedExpressionError
 from shapes.expr import canonical, check_supported, evaluate, int_symbol
 from shapes.relation import BOOL_TYPES, RELATION_TYPES, as_difference, negate
-from solver import stages
+from solver import codec, stages
 from solver.fixes import Fixes, synthesize
 from solver.congruence import solve_linear
 from solver.errors import (
@@ -542,6 +542,28 @@ class Solver:
             self._add_fact(prepared if result else negate(prepared), reason)
         self._guards.append(GuardRecord(prepared, hint, result, truth, reason))
         return result
+
+    # -- serialization -----------------------------------------------------------------------
+    def to_json(self, indent: int | None = None) -> str:
+        """The problem this solver was told (symbols, facts, guard stream) as versioned JSON.
+
+        >>> s = Solver(); n = s.symbol("n", 1, 8, hint=4)
+        >>> s.guard(sympy.Ge(n, 2), True)
+        True
+        >>> t = Solver.from_json(s.to_json())
+        >>> t.bounds(n), [g.decided for g in t.guards]
+        ((2, 8), [<Truth.UNKNOWN: 'unknown'>])
+        """
+        return codec.dumps(codec.capture(self), indent)
+
+    @classmethod
+    def from_json(cls, text: str | bytes, *, rlimit: int = DEFAULT_RLIMIT,
+                  enum_limit: int = DEFAULT_ENUM_LIMIT) -> Solver:
+        """Replay a JSON problem (see :mod:`solver.codec`) into a new solver.
+
+        Never evaluates code; malformed input raises ProtocolError naming the field.
+        """
+        return codec.restore(codec.loads(text), cls(rlimit=rlimit, enum_limit=enum_limit))
 
     # -- scopes ------------------------------------------------------------------------------
     @contextmanager

@@ -18,7 +18,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections import Counter
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 
@@ -45,6 +45,7 @@ from solver.union_find import UnionFind
 __all__ = ["Solver", "SymbolInfo", "GuardRecord", "Violation", "DEFAULT_ENUM_LIMIT"]
 
 DEFAULT_ENUM_LIMIT = 20_000
+_SETTLED = Reason("guard", None, None, "settled by the facts")
 DECLARED = "declared range"  # Reason.op of the facts that Solver.symbol records
 _FAST_OPS = {sympy.Eq: "==", sympy.Ne: "!=", sympy.Ge: ">=", sympy.Gt: ">", sympy.Le: "<=", sympy.Lt: "<"}
 
@@ -516,32 +517,47 @@ class Solver:
         return gen()
 
     # -- the tracer's question ---------------------------------------------------------------
-    def guard(self, rel: sympy.Basic, hint: bool | None = None, reason: Reason | None = None) -> bool:
+    def guard(
+        self,
+        rel: sympy.Basic,
+        hint: bool | None = None,
+        reason: Reason | Callable[[], Reason] | None = None,
+    ) -> bool:
         """Answer a branch of the traced code.
 
         Settled by the facts: return that (a hint that disagrees means the example inputs lie
         outside the spec: HintMismatchError). Otherwise the hint decides and the relation (or
-        its negation) becomes a ``guard`` fact.
+        its negation) becomes a ``guard`` fact. ``reason`` may be a zero-argument callable:
+        it is only called when the reason is needed (a new fact or an error), so a costly
+        provenance lookup is skipped for the settled majority.
         """
         truth = self.decide(rel)
-        prepared = self._prepare(rel)
-        if reason is None:
-            reason = Reason.guard(str(prepared))
         if truth is not Truth.UNKNOWN:
             result = truth is Truth.TRUE
             if hint is not None and bool(hint) != result:
+                why = self._reason_of(reason, rel)
                 raise HintMismatchError(
-                    f"the example inputs make {prepared} {bool(hint)}, but the facts imply it is "
-                    f"{result}: the example inputs lie outside the declared spec ({reason.describe()})",
-                    (reason,),
+                    f"the example inputs make {rel} {bool(hint)}, but the facts imply it is "
+                    f"{result}: the example inputs lie outside the declared spec ({why.describe()})",
+                    (why,),
                 )
-        else:
-            if hint is None:
-                raise UndecidedGuardError(f"{prepared} depends on the input sizes and no hint was given")
-            result = bool(hint)
-            self._add_fact(prepared if result else negate(prepared), reason)
-        self._guards.append(GuardRecord(prepared, hint, result, truth, reason))
+            settled = reason if isinstance(reason, Reason) else _SETTLED
+            self._guards.append(GuardRecord(rel, hint, result, truth, settled))
+            return result
+        prepared = self._prepare(rel)
+        if hint is None:
+            raise UndecidedGuardError(f"{prepared} depends on the input sizes and no hint was given")
+        why = self._reason_of(reason, prepared)
+        result = bool(hint)
+        self._add_fact(prepared if result else negate(prepared), why)
+        self._guards.append(GuardRecord(prepared, hint, result, truth, why))
         return result
+
+    @staticmethod
+    def _reason_of(reason: Reason | Callable[[], Reason] | None, rel: sympy.Basic) -> Reason:
+        if reason is None:
+            return Reason.guard(str(rel))
+        return reason if isinstance(reason, Reason) else reason()
 
     # -- serialization -----------------------------------------------------------------------
     def to_json(self, indent: int | None = None) -> str:

@@ -26,6 +26,7 @@ import contextlib
 import copy
 import dataclasses
 import importlib
+import operator
 import re
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, Protocol
@@ -102,6 +103,7 @@ __all__ = [
     "route_shape_env",
     "shape_env_of",
     "set_range_constraints",
+    "add_size_asserts",
     "value_range",
     "range_bounds",
     "symbol_kind",
@@ -589,3 +591,37 @@ def set_range_constraints(
     ``program.module()`` checks inputs against at call time.
     """
     program._range_constraints = {s: value_range(lo, hi) for s, (lo, hi) in ranges.items()}
+
+
+def add_size_asserts(program: torch.export.ExportedProgram, checks: list[tuple[str, int, str, int, str]]) -> int:
+    """Insert runtime checks on input sizes into ``program``'s graph.
+
+    Each check is ``(placeholder_name, dim, op, bound, message)`` with ``op`` in
+    ``>= <= ==``; it becomes ``_assert_scalar(sym_size(x, dim) op bound, message)`` right
+    after the placeholders, so ``program.module()`` and a saved/loaded program enforce it.
+    torch itself leaves lower bounds <= 2 unchecked. Returns the number inserted.
+    """
+    ops = {">=": operator.ge, "<=": operator.le, "==": operator.eq}
+    graph = program.graph_module.graph
+    placeholders = {n.name: n for n in graph.nodes if n.op == "placeholder"}
+    anchor = list(placeholders.values())[-1] if placeholders else None
+    done = 0
+    for name, dim, op, bound, message in checks:
+        ph = placeholders.get(name)
+        val = ph.meta.get("val") if ph is not None else None
+        if anchor is None or not isinstance(val, torch.Tensor) or dim >= val.dim():
+            continue
+        with graph.inserting_after(anchor):
+            size = graph.call_function(torch.ops.aten.sym_size.int, (ph, dim))
+        with graph.inserting_after(size):
+            cond = graph.call_function(ops[op], (size, bound))
+        with graph.inserting_after(cond):
+            check = graph.call_function(torch.ops.aten._assert_scalar.default, (cond, message))
+        size.meta["val"] = val.shape[dim]
+        cond.meta["val"] = ops[op](val.shape[dim], bound)
+        check.meta["val"] = None
+        anchor = check
+        done += 1
+    if done:
+        program.graph_module.recompile()
+    return done

@@ -12,6 +12,9 @@ __all__ = [
     "UnsupportedTorchVersionError",
     "UnsupportedGuardError",
     "InconsistentDecisionError",
+    "InputError",
+    "ConstraintViolationError",
+    "DataDependentError",
 ]
 
 
@@ -42,3 +45,30 @@ class InconsistentDecisionError(ExportError, RuntimeError):
     torch traces one branch with real example sizes, so a decision that disagrees with
     the hint (or with what torch already proved) cannot be honoured.
     """
+
+
+class InputError(ExportError, ValueError):
+    """The example inputs or the dynamic-shape spec are malformed; the message names the
+    input and dim and says what to do. Raised before tracing starts."""
+
+
+class ConstraintViolationError(ExportError):
+    """The traced model needs more than the declared spec guarantees.
+
+    ``causes`` lists each root cause once (a :class:`export.diagnose.Cause`); ``fixes``
+    holds the suggested fixes as data (``fixes.apply(spec)`` returns a corrected spec);
+    ``guards`` the raw guard facts behind them; ``problem`` the solver problem as JSON.
+    """
+
+    def __init__(self, message: str, *, causes: tuple = (), fixes: object = None,
+                 guards: tuple = (), problem: str | None = None) -> None:
+        super().__init__(message)
+        self.causes = causes
+        self.fixes = fixes
+        self.guards = guards
+        self.problem = problem
+
+
+class DataDependentError(ExportError):
+    """The model branches on a value computed from tensor data (``.item()``, ``nonzero``)
+    that the tracer cannot know; the message says which value, where, and the line to add."""

@@ -499,6 +499,8 @@ class Solver:
             if math.isinf(lo) or math.isinf(hi):
                 return None
             m, res = data.cong
+            if (int(hi) - int(lo)) // m + 1 > self._enum_limit:  # never materialize a huge range
+                return None
             dom = [v for v in range(int(lo), int(hi) + 1, m) if v not in data.excluded]
             size *= max(len(dom), 1)
             if size > self._enum_limit:
@@ -713,13 +715,19 @@ class Solver:
                     out.append(Violation(f, t))
         return tuple(out)
 
-    def replica(self, kinds: tuple[str, ...] = ("spec",), extra: tuple[tuple[sympy.Basic, Reason], ...] = ()) -> Solver:
-        """A fresh solver with the same symbols and only the facts of the given kinds (+ extra)."""
+    def replica(
+        self,
+        kinds: tuple[str, ...] = ("spec",),
+        extra: tuple[tuple[sympy.Basic, Reason], ...] = (),
+        keep: Callable[[Fact], bool] | None = None,
+    ) -> Solver:
+        """A fresh solver with the same symbols and only the facts of the given kinds that
+        ``keep`` accepts (default: all of them), plus ``extra``."""
         other = Solver(rlimit=self._smt.rlimit, enum_limit=self._enum_limit)
         for info in self._symbols.values():
             other.symbol(info.symbol.name, info.lo, info.hi, hint=info.hint, source=info.source)
         for f in self._facts:
-            if f.reason.kind in kinds and f.reason.op != DECLARED:
+            if f.reason.kind in kinds and f.reason.op != DECLARED and (keep is None or keep(f)):
                 other.assume(f.rel, f.reason)
         for rel, reason in extra:
             other.assume(rel, reason)

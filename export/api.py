@@ -1,0 +1,146 @@
+"""The user API: ``export``, ``dynamic_dim``, ``constrain_as_size``, ``constrain_as_value``."""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import torch
+
+from export import _torch_compat as tc
+from export.diagnose import violation_error, data_dependent_error
+from export.errors import ExportError, InputError
+from export.guards import SolverBridge
+from export.inputs import Inputs
+from export.program import SymshapeProgram, finish
+from export.spec import Spec, dynamic_dim, from_constraints, from_dynamic_shapes
+from solver import HintMismatchError
+
+__all__ = ["export", "dynamic_dim", "constrain_as_size", "constrain_as_value"]
+
+
+def _as_module(f: Callable[..., Any]) -> torch.nn.Module:
+    if isinstance(f, torch.nn.Module):
+        return f
+    if not callable(f):
+        raise InputError(f"export needs an nn.Module, a function or a method, got {type(f).__name__}")
+    sig = inspect.signature(f)
+
+    class _Fn(torch.nn.Module):
+        def forward(self, *args: Any, **kwargs: Any) -> Any:
+            return f(*args, **kwargs)
+
+    _Fn.forward.__signature__ = sig.replace(  # type: ignore[attr-defined]
+        parameters=[inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD), *sig.parameters.values()]
+    )
+    _Fn.__name__ = _Fn.__qualname__ = getattr(f, "__name__", "function")
+    return _Fn()
+
+
+def _spec_of(inputs: Inputs, constraints: Sequence[Any] | None, dynamic_shapes: Any) -> Spec:
+    if constraints is not None and dynamic_shapes is not None:
+        raise InputError("pass either constraints= (classic dynamic_dim API) or dynamic_shapes= (Dim API), not both")
+    if constraints is not None:
+        if not isinstance(constraints, (list, tuple)):
+            raise InputError(f"constraints must be a list of dynamic_dim(...) constraints, got {type(constraints).__name__}")
+        return from_constraints(inputs, constraints)
+    if dynamic_shapes is not None:
+        return from_dynamic_shapes(inputs, dynamic_shapes)
+    return Spec("none", (), ())
+
+
+def export(
+    f: Callable[..., Any],
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any] | None = None,
+    *,
+    constraints: Sequence[Any] | None = None,
+    dynamic_shapes: Any = None,
+    strict: bool = False,
+) -> SymshapeProgram:
+    """Export ``f`` with every symbolic-shape decision made by symshape's solver.
+
+    ``constraints`` takes the classic ``dynamic_dim`` API, ``dynamic_shapes`` torch's
+    ``Dim`` API. Returns a real ``torch.export.ExportedProgram`` (a SymshapeProgram) whose
+    ``range_constraints`` come from the solver, with ``equality_constraints`` and a
+    ``symshape`` report. Raises ConstraintViolationError (with verified fixes) when the
+    model needs more than the spec guarantees, DataDependentError for unguarded
+    data-dependent branches, and InputError for a malformed spec, before any torch
+    traceback.
+    """
+    if not isinstance(strict, bool):
+        raise InputError(f"strict must be a bool, got {strict!r}")
+    inputs = Inputs.bind(f, args, kwargs)
+    spec = _spec_of(inputs, constraints, dynamic_shapes)
+    return _run(f, args, kwargs, inputs, spec, strict, verify=True)
+
+
+def _run(f: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any] | None, inputs: Inputs,
+         spec: Spec, strict: bool, *, verify: bool) -> SymshapeProgram:
+    spec.validate(inputs)
+    module = _as_module(f)
+    bridge = SolverBridge(spec, inputs)
+    torch_shapes = spec.torch_dynamic_shapes(inputs) if spec.decls else None
+    with tc.route_shape_env(bridge):
+        try:
+            ep = torch.export.export(module, args, kwargs, dynamic_shapes=torch_shapes, strict=strict)
+        except ExportError:
+            raise
+        except HintMismatchError as e:
+            raise InputError(str(e)) from None
+        except Exception as e:  # noqa: BLE001 - translated into a user-facing error below
+            translated = data_dependent_error(e, bridge)
+            if translated is not None:
+                raise translated from None
+            raise
+    reexport = (lambda fixed: _run(f, args, kwargs, inputs, fixed, strict, verify=False)) if verify else None
+    error = violation_error(bridge, spec, inputs, reexport)
+    if error is not None:
+        raise error
+    return finish(ep, bridge, inputs)
+
+
+def _bridge_of(value: Any) -> SolverBridge | None:
+    node = getattr(value, "node", None)
+    env = getattr(node, "shape_env", None)
+    decider = getattr(env, "decider", None)
+    return decider if isinstance(decider, SolverBridge) else None
+
+
+def _constrain(value: Any, lo: int | None, hi: int | None, *, size: bool, what: str) -> None:
+    if lo is not None and hi is not None and lo > hi:
+        raise InputError(f"{what}(v, min={lo}, max={hi}): min > max")
+    if not isinstance(value, torch.SymInt):
+        if isinstance(value, int):  # eager / static: check now
+            if (lo is not None and value < lo) or (hi is not None and value > hi):
+                raise RuntimeError(f"{what}: {value} is outside [{lo}, {hi}]")
+            return
+        raise InputError(f"{what} expects an int from .item() or a size, got {type(value).__name__}")
+    bridge = _bridge_of(value)
+    previous = bridge.inline_kind if bridge is not None else None
+    if bridge is not None:
+        bridge.inline_kind = "spec"
+    try:
+        if size:
+            torch._check_is_size(value)
+        if lo is not None:
+            torch._check(value >= lo)
+        if hi is not None:
+            torch._check(value <= hi)
+    finally:
+        if bridge is not None:
+            bridge.inline_kind = previous
+
+
+def constrain_as_size(symbol: Any, min: int | None = None, max: int | None = None) -> None:  # noqa: A002
+    """Declare that ``symbol`` (an ``.item()`` value used as a size) lies in ``[min, max]``
+    (``min`` defaults to 0). The solver knows the range; the graph checks it at run time."""
+    _constrain(symbol, 0 if min is None else min, max, size=True, what="constrain_as_size")
+
+
+def constrain_as_value(symbol: Any, min: int | None = None, max: int | None = None) -> None:  # noqa: A002
+    """Declare that ``symbol`` (an ``.item()`` value not used as a size) lies in ``[min, max]``."""
+    _constrain(symbol, min, max, size=False, what="constrain_as_value")
+
+

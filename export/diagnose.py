@@ -1,0 +1,272 @@
+"""From the solver's violations to what the user reads: root causes and verified fixes.
+
+:func:`blocking_violations` picks the facts that restrict what the user declared (a guard
+on an ``AUTO`` dim, or a range torch assumes and the program enforces, is not an error);
+:func:`causes_of` collapses the guards one source line produced into one :class:`Cause`;
+:func:`violation_error` builds the ConstraintViolationError with fixes in both forms.
+"""
+
+from __future__ import annotations
+
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import sympy
+
+from export import _torch_compat as tc
+from export.errors import ConstraintViolationError, DataDependentError
+from export.fixspec import FixedSpec, apply_fixes
+from export.guards import SolverBridge
+from export.inputs import Inputs
+from export.provenance import UserFrame, is_user_file
+from export.render import render_checks, render_classic, render_modern
+from export.spec import Spec
+from shapes.printing import to_python
+from shapes.spec import dynamic_dim as classic_dim
+from solver import Fact
+from solver.fixes import Fixes
+from solver.stages import linear_terms
+
+__all__ = ["Cause", "SuggestedFixes", "blocking_violations", "causes_of", "violation_error", "data_dependent_error"]
+
+SPECIALIZED = "specialized"
+
+
+@dataclass(frozen=True, slots=True)
+class Cause:
+    """One root cause: the dims at fault, where, and the constraint in plain words."""
+
+    dims: tuple[str, ...]
+    origin: str | None
+    code: str | None
+    constraint: str
+    kind: str
+    facts: tuple[Fact, ...]
+
+    def describe(self) -> str:
+        where = f" at {self.origin}" if self.origin else ""
+        code = f" ({self.code})" if self.code else ""
+        return f"{self.constraint}{where}{code}"
+
+
+@dataclass(frozen=True)
+class SuggestedFixes:
+    """Fixes as data (``records``, ``fixed``), rendered (``modern``, ``classic``,
+    ``checks``), and whether re-exporting with them succeeded (``verified``)."""
+
+    records: Fixes
+    fixed: FixedSpec
+    modern: str
+    classic: str
+    checks: tuple[str, ...]
+    verified: bool
+    inputs: Inputs = field(repr=False)
+
+    def __iter__(self) -> Any:
+        return iter(self.records)
+
+    def __len__(self) -> int:
+        return len(self.records)
+
+    def dynamic_shapes(self) -> dict[str, Any]:
+        """The corrected ``dynamic_shapes`` (torch ``Dim`` objects)."""
+        return self.fixed.spec.torch_dynamic_shapes(self.inputs)
+
+    def constraints(self) -> list[Any]:
+        """The corrected classic ``constraints`` (records naming the inputs)."""
+        out: list[Any] = []
+        spec = self.fixed.spec
+        for r in spec.roots:
+            decls = [d for d in spec.decls if d.expr is not None and r.symbol in d.expr.free_symbols]
+            primary = next((d for d in decls if d.expr == r.symbol), None)
+            if primary is None:
+                continue
+            p = classic_dim(primary.dim.input_name, primary.dim.dim)
+            out.append(p >= max(r.lo, 2))
+            if r.hi is not None:
+                out.append(p <= r.hi)
+            for d in decls:
+                if d is primary:
+                    continue
+                a = int(d.expr.coeff(r.symbol))
+                b = int(d.expr.subs(r.symbol, 0))
+                other = classic_dim(d.dim.input_name, d.dim.dim)
+                out.append(other == (p if (a, b) == (1, 0) else a * p + b))
+        return out
+
+    def apply(self, spec: Any = None) -> Any:
+        """The corrected spec in the form given: a list (classic) or a dynamic_shapes."""
+        if isinstance(spec, (list, tuple)) and (not spec or not isinstance(spec, tuple) or _looks_classic(spec)):
+            return self.constraints()
+        if spec is None and self.fixed.spec.api == "classic":
+            return self.constraints()
+        return self.dynamic_shapes()
+
+    def render(self) -> str:
+        parts = ["Suggested fix (Dim form):", _indent(self.modern), "", "Suggested fix (classic form):",
+                 _indent(self.classic)]
+        if self.checks:
+            parts += ["", "Also add, in the model, where the constraint arises:", *(_indent(c) for c in self.checks)]
+        if not self.verified:
+            parts += ["", "(not verified: re-exporting with this fix did not succeed)"]
+        return "\n".join(parts)
+
+
+def _looks_classic(spec: Any) -> bool:
+    return all(hasattr(c, "text") for c in spec)
+
+
+def _indent(text: str) -> str:
+    return "\n".join("    " + line if line else line for line in text.splitlines())
+
+
+# -- which violations block the export ------------------------------------------------------
+
+def blocking_violations(bridge: SolverBridge, spec: Spec) -> list[Fact]:
+    """Facts the spec does not imply that restrict a user-declared dynamic dim."""
+    user = {sym for sym in bridge.dim_syms.values() if sym not in bridge.auto_syms}
+    user |= {r.symbol for r in spec.roots}
+    dynamic = {bridge.dim_syms[d.dim] for d in spec.decls if d.mode == "dynamic" and d.dim in bridge.dim_syms}
+    out = []
+    for v in bridge.solver.violations():
+        f = v.fact
+        syms = f.rel.free_symbols
+        if not syms & user:
+            continue
+        if f.reason.kind == "trace_assumption":
+            if f.reason.op and f.reason.op.startswith("torch specialized"):
+                if syms & dynamic:
+                    out.append(f)
+                continue
+            if f.reason.op and f.reason.op.startswith("torch assumes sizes >= 2"):
+                continue
+        if _adapts(f.rel, bridge.auto_syms):
+            continue
+        out.append(f)
+    return out
+
+
+def _adapts(rel: sympy.Basic, auto: set[sympy.Symbol]) -> bool:
+    """An equality an AUTO dim can satisfy by itself (it takes whatever value is needed)."""
+    if not isinstance(rel, sympy.Eq) or not rel.free_symbols & auto:
+        return False
+    lin = linear_terms(sympy.expand(rel.lhs - rel.rhs))
+    return lin is not None and any(abs(a) == 1 and s in auto for s, a in lin[0].items())
+
+
+# -- root causes -----------------------------------------------------------------------------
+
+def causes_of(facts: list[Fact], bridge: SolverBridge) -> tuple[Cause, ...]:
+    """One cause per (source line, dims): the guards one op produced collapse into one."""
+    names = bridge.names()
+    groups: dict[tuple[str | None, tuple[str, ...]], list[Fact]] = {}
+    for f in facts:
+        dims = tuple(sorted(names.get(s, str(s)) for s in f.rel.free_symbols if s in names))
+        groups.setdefault((f.reason.origin, dims), []).append(f)
+    out = []
+    for (origin, dims), fs in groups.items():
+        first = fs[0]
+        if first.reason.op and first.reason.op.startswith("torch specialized"):
+            value = first.rel.rhs if isinstance(first.rel, sympy.Eq) else "?"
+            text = (f"{', '.join(dims)} was specialized to {value}: the example input has size {value} "
+                    f"on a dim declared dynamic; use an example of size >= 2")
+            out.append(Cause(dims, origin, None, text, SPECIALIZED, tuple(fs)))
+            continue
+        words = " and ".join(_plain(f.rel, names) for f in fs)
+        out.append(Cause(dims, origin, first.reason.op, f"the model requires {words}", "guard", tuple(fs)))
+    return tuple(out)
+
+
+def _plain(rel: sympy.Basic, names: dict[sympy.Symbol, str]) -> str:
+    try:
+        return to_python(rel, names)
+    except Exception:  # noqa: BLE001
+        return str(rel)
+
+
+# -- the error -------------------------------------------------------------------------------
+
+Reexport = Callable[[Spec], Any]
+
+
+def violation_error(bridge: SolverBridge, spec: Spec, inputs: Inputs, reexport: Reexport | None) -> ConstraintViolationError | None:
+    """The error for an export whose guards the spec does not imply, or None."""
+    blocking = blocking_violations(bridge, spec)
+    if not blocking:
+        return None
+    causes = causes_of(blocking, bridge)
+    fixes = _fixes(bridge, spec, inputs, reexport) if any(c.kind != SPECIALIZED for c in causes) else None
+    lines = ["Constraints violated: the model needs more than the declared dynamic shapes guarantee."]
+    for i, c in enumerate(causes, 1):
+        lines.append(f"  {i}. {c.describe()}")
+    if fixes is not None:
+        lines += ["", fixes.render()]
+    return ConstraintViolationError("\n".join(lines), causes=causes, fixes=fixes,
+                                    guards=tuple(f for c in causes for f in c.facts), problem=_json(bridge))
+
+
+def _json(bridge: SolverBridge) -> str | None:
+    try:
+        return bridge.solver.to_json()
+    except Exception:  # noqa: BLE001
+        return None
+
+
+def _fixes(bridge: SolverBridge, spec: Spec, inputs: Inputs, reexport: Reexport | None) -> SuggestedFixes:
+    solver = bridge.solver.replica(kinds=("spec", "guard", "trace_assumption"),
+                                   keep=lambda f: not (f.reason.op or "").startswith("torch specialized"))
+    records = solver.suggest()
+    fixed = apply_fixes(spec, bridge, records)
+    verified = False
+    for _ in range(3):
+        if reexport is None or fixed.checks:
+            break
+        try:
+            reexport(fixed.spec)
+            verified = True
+            break
+        except ConstraintViolationError as e:
+            more = e.fixes
+            if not isinstance(more, SuggestedFixes):
+                break
+            fixed = more.fixed
+    names = {sym: f"{d.input_name}.shape[{d.dim}]" for d, sym in bridge.dim_syms.items()}
+    return SuggestedFixes(records, fixed, render_modern(fixed.spec, inputs), render_classic(fixed.spec, inputs),
+                          tuple(render_checks(fixed.checks, names)), verified, inputs)
+
+
+# -- data-dependent errors -----------------------------------------------------------------------
+
+def data_dependent_error(e: BaseException, bridge: SolverBridge) -> DataDependentError | None:
+    """Explain torch's data-dependent guard error: which value, where, what to add."""
+    chain = []
+    x: BaseException | None = e
+    while x is not None and x not in chain:
+        chain.append(x)
+        x = x.__cause__ or x.__context__
+    dd = next((c for c in chain if isinstance(c, tc.GuardOnDataDependentSymNode)), None)
+    if dd is None and not any("data-dependent" in str(c) for c in chain):
+        return None
+    cond = getattr(dd, "cond", None)
+    rel = bridge._convert(cond) if cond is not None else None  # noqa: SLF001
+    names = {s: str(s) for s in (rel.free_symbols if rel is not None else ())}
+    where = _user_origin(e)
+    shown = _plain(rel, names) if rel is not None else (str(cond) if cond is not None else "a data-dependent value")
+    msg = [f"Could not decide {shown}: it depends on tensor data (.item(), nonzero, ...) that export cannot see"
+           + (f", at {where}" if where else "") + "."]
+    msg.append("Tell export what holds, right after the value is computed, e.g.:")
+    unbacked = sorted((s for s in names if str(s).startswith("u")), key=str)
+    for s in unbacked:
+        msg.append(f"    torch._check({s} >= 0)  # or export.constrain_as_size({s}, min=..., max=...)")
+    if rel is not None:
+        msg.append(f"    torch._check({shown})  # if it always holds")
+    return DataDependentError("\n".join(msg))
+
+
+def _user_origin(e: BaseException) -> str | None:
+    for fr in reversed(traceback.extract_tb(e.__traceback__)):
+        if is_user_file(fr.filename):
+            return UserFrame(fr.filename, fr.lineno or 0, fr.name, (fr.line or "").strip()).origin
+    return None

@@ -1,0 +1,191 @@
+"""Turn the solver's fix records into a corrected :class:`export.spec.Spec`.
+
+The solver speaks of its own symbols (root dims and input-dim symbols); a fix is applied
+by rewriting the spec's root dims: a range narrows a root, an equality or a linear
+relation substitutes one root by an expression of another, divisibility introduces a
+fresh root (``b = 4*_b``), a specialization makes dims static. What a dim spec cannot
+say (a nonlinear relation, a hole in a range) stays as a runtime check to add in code.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import sympy
+
+from export.guards import SolverBridge
+from export.spec import DimDecl, RootDim, Spec
+from shapes.expr import int_symbol
+from solver import congruence as cg
+from solver.fixes import CheckFix, DivisibleFix, EqualFix, Fix, Fixes, RangeFix, RelationFix, SpecializeFix
+
+__all__ = ["FixedSpec", "apply_fixes"]
+
+
+@dataclass(frozen=True, slots=True)
+class FixedSpec:
+    """The corrected spec, and the relations only code can check (``torch._check``)."""
+
+    spec: Spec
+    checks: tuple[sympy.Basic, ...]
+    unexpressed: tuple[Fix, ...]
+
+
+class _Rewriter:
+    def __init__(self, spec: Spec, bridge: SolverBridge) -> None:
+        self.bridge = bridge
+        self.ranges: dict[str, tuple[int, int | None]] = {r.name: (r.lo, r.hi) for r in spec.roots}
+        self.texts: dict[str, str] = {r.name: r.text for r in spec.roots}
+        self.subst: dict[sympy.Symbol, sympy.Expr] = {}
+        self.decls = list(spec.decls)
+        self.api = spec.api
+        by_sym = {sym: d for d, sym in bridge.dim_syms.items()}
+        self.decl_of = {sym: next((x for x in spec.decls if x.dim == d), None) for sym, d in by_sym.items()}
+
+    # -- expressions in (current) roots ------------------------------------------------------
+    def expr(self, sym: sympy.Symbol) -> sympy.Expr:
+        if sym.name in self.ranges or sym in self.subst:
+            return self._resolve(int_symbol(sym.name))
+        decl = self.decl_of.get(sym)
+        if decl is None:
+            raise KeyError(sym)
+        if decl.expr is None:  # an auto dim a fix must talk about: it becomes a root
+            name = sym.name
+            self.ranges[name] = (0, None)
+            self.texts[name] = f"{decl.dim}"
+            self.decls[self.decls.index(decl)] = DimDecl(decl.dim, "dynamic", int_symbol(name), name)
+            self.decl_of[sym] = self.decls[-1]
+            return int_symbol(name)
+        return self._resolve(decl.expr)
+
+    def _resolve(self, e: sympy.Expr) -> sympy.Expr:
+        for _ in range(8):
+            new = sympy.expand(e.xreplace(self.subst))
+            if new == e:
+                break
+            e = new
+        return e
+
+    @staticmethod
+    def affine(e: sympy.Expr) -> tuple[sympy.Symbol, int, int] | None:
+        syms = list(e.free_symbols)
+        if len(syms) != 1:
+            return None
+        r = syms[0]
+        poly = sympy.Poly(e, r)
+        if poly.degree() != 1 or not all(c.is_Integer for c in poly.all_coeffs()):
+            return None
+        a, b = (int(c) for c in poly.all_coeffs())
+        return r, a, b
+
+    # -- fixes -----------------------------------------------------------------------------------
+    def narrow(self, r: sympy.Symbol, lo: int | None, hi: int | None) -> None:
+        old_lo, old_hi = self.ranges[r.name]
+        new_lo = old_lo if lo is None else max(old_lo, lo)
+        new_hi = hi if old_hi is None else (old_hi if hi is None else min(old_hi, hi))
+        self.ranges[r.name] = (new_lo, new_hi)
+
+    def range_fix(self, e: sympy.Expr, lo: int | None, hi: int | None) -> bool:
+        aff = self.affine(e)
+        if aff is None:
+            return not e.free_symbols
+        r, a, b = aff
+        if a < 0:
+            return False
+        self.narrow(r, None if lo is None else math.ceil((lo - b) / a), None if hi is None else (hi - b) // a)
+        return True
+
+    def equate(self, e1: sympy.Expr, e2: sympy.Expr) -> bool:
+        for lhs, rhs in ((e1, e2), (e2, e1)):
+            aff = self.affine(lhs)
+            if aff is None or abs(aff[1]) != 1 or aff[0] in rhs.free_symbols:
+                continue
+            r, a, b = aff
+            value = sympy.expand((rhs - b) * a)  # r == (rhs - b) / a with a = +-1
+            lo, hi = self.ranges.pop(r.name)
+            self.subst[r] = value
+            if not self.range_fix(value, lo, hi) and value.free_symbols:
+                self.ranges[r.name] = (lo, hi)
+                del self.subst[r]
+                continue
+            return True
+        return False
+
+    def divisible(self, e: sympy.Expr, m: int, res: int, fresh: str) -> bool:
+        aff = self.affine(e)
+        if aff is None:
+            return False
+        r, a, b = aff
+        c = cg.solve_linear(a, b, (m, res))
+        if c is None:
+            return False
+        m2, r2 = c
+        if m2 == 1:
+            return True
+        lo, hi = self.ranges.pop(r.name)
+        name = fresh if fresh not in self.ranges else f"{fresh}_{r.name}"
+        new = int_symbol(name)
+        self.subst[r] = m2 * new + r2
+        self.ranges[name] = (max(0, -((r2 - lo) // m2)), None if hi is None else (hi - r2) // m2)
+        self.texts[name] = f"{r.name} = {m2}*{name} + {r2}" if r2 else f"{r.name} = {m2}*{name}"
+        return True
+
+    def specialize(self, e: sympy.Expr, v: int) -> bool:
+        aff = self.affine(e)
+        if aff is None:
+            return not e.free_symbols and e == v
+        r, a, b = aff
+        if (v - b) % a:
+            return False
+        self.ranges.pop(r.name)
+        self.subst[r] = sympy.Integer((v - b) // a)
+        return True
+
+    def result(self, checks: list[sympy.Basic], unexpressed: list[Fix]) -> FixedSpec:
+        decls = []
+        used: set[str] = set()
+        for d in self.decls:
+            if d.expr is None:
+                decls.append(d)
+                continue
+            e = self._resolve(d.expr)
+            if not e.free_symbols:
+                continue  # static now
+            used |= {s.name for s in e.free_symbols}
+            decls.append(DimDecl(d.dim, d.mode, e, d.text))
+        roots = tuple(RootDim(n, lo, hi, self.texts.get(n, n)) for n, (lo, hi) in self.ranges.items() if n in used)
+        return FixedSpec(Spec(self.api, roots, tuple(decls)), tuple(checks), tuple(unexpressed))
+
+
+def apply_fixes(spec: Spec, bridge: SolverBridge, fixes: Fixes) -> FixedSpec:
+    """The corrected spec for ``fixes`` (see the module docstring)."""
+    w = _Rewriter(spec, bridge)
+    checks: list[sympy.Basic] = []
+    unexpressed: list[Fix] = []
+    for fix in fixes:
+        try:
+            ok = _apply_one(w, fix)
+        except KeyError:
+            ok = False
+        if not ok:
+            unexpressed.append(fix)
+            checks.extend(fix.relations())
+    return w.result(checks, unexpressed)
+
+
+def _apply_one(w: _Rewriter, fix: Fix) -> bool:
+    if isinstance(fix, RangeFix):
+        return w.range_fix(w.expr(fix.symbol), fix.lo, fix.hi)
+    if isinstance(fix, EqualFix):
+        return w.equate(w.expr(fix.symbol), w.expr(fix.other))
+    if isinstance(fix, RelationFix):
+        rhs = fix.expr.xreplace({s: w.expr(s) for s in fix.expr.free_symbols})
+        return w.equate(w.expr(fix.symbol), rhs)
+    if isinstance(fix, DivisibleFix):
+        return w.divisible(w.expr(fix.symbol), fix.modulus, fix.residue, fix.fresh.name)
+    if isinstance(fix, SpecializeFix):
+        return w.specialize(w.expr(fix.symbol), fix.value)
+    if isinstance(fix, CheckFix):
+        return False
+    return False

@@ -1,0 +1,253 @@
+"""The bridge: every symbolic decision of a torch.export trace is asked of the solver.
+
+:class:`SolverBridge` is the decider of :class:`export._torch_compat.RoutingShapeEnv`.
+It declares one solver symbol per root dim of the spec and per dynamic input dim (with
+the example size as hint and the spec as facts), maps torch's symbols onto them as torch
+creates them, and answers guards with :meth:`solver.Solver.guard`. What torch assumes on
+its own (sizes >= 2, 0/1 specialization, duck-sized dims) becomes ``trace_assumption``
+facts, so nothing the trace relied on is left out of the solver's view.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+import sympy
+
+from export import _torch_compat as tc
+from export.convert import to_shapes
+from export.errors import UnsupportedGuardError
+from export.inputs import Inputs
+from export.provenance import user_frame
+from export.spec import Spec, _solve_affine
+from shapes.printing import to_python
+from shapes.spec import InputDim
+from solver import ContradictionError, Reason, Solver, Truth
+
+__all__ = ["SolverBridge", "Specialization", "dim_symbol_name"]
+
+
+def dim_symbol_name(d: InputDim) -> str:
+    """The solver symbol of an input dim: ``x.size(0)`` -> ``x_size0``."""
+    base = "".join(c if c.isalnum() else "_" for c in d.input_name).strip("_")
+    while "__" in base:
+        base = base.replace("__", "_")
+    return f"{base}_size{d.dim}"
+
+
+@dataclass(frozen=True, slots=True)
+class Specialization:
+    """torch turned an input dim into the constant ``value`` (0/1 or a static dim)."""
+
+    dim: InputDim
+    value: int
+    declared: str
+
+
+@dataclass
+class BridgeStats:
+    """What one export asked and who answered."""
+
+    asked: int = 0
+    routed: int = 0
+    to_torch: int = 0
+    seconds: float = 0.0
+    unsupported: list[str] = field(default_factory=list)
+
+
+class SolverBridge(tc.BaseDecider):
+    """Routes a trace's decisions to ``solver`` (see the module docstring)."""
+
+    def __init__(self, spec: Spec, inputs: Inputs, solver: Solver | None = None) -> None:
+        self.spec = spec
+        self.inputs = inputs
+        self.solver = solver if solver is not None else Solver()
+        self.stats = BridgeStats()
+        self.env: Any = None
+        self.sym_map: dict[sympy.Symbol, sympy.Expr] = {}
+        self.dim_syms: dict[InputDim, sympy.Symbol] = {}
+        self.auto_syms: set[sympy.Symbol] = set()
+        self.specializations: list[Specialization] = []
+        self.inline_kind: str | None = None
+        self.torch_reports: list[str] = []
+        self._converted: dict[sympy.Basic, sympy.Basic | None] = {}
+        self._names: dict[sympy.Symbol, str] = {}
+        self._declare_spec()
+
+    # -- the spec as facts ------------------------------------------------------------------
+    def _declare_spec(self) -> None:
+        s = self.solver
+        hints = self._root_hints()
+        for root in self.spec.roots:
+            s.symbol(root.name, root.lo, root.hi, hint=hints.get(root.name), source=root.text)
+        for decl in self.spec.decls:
+            size = self.inputs.size(decl.dim)
+            sym = s.symbol(dim_symbol_name(decl.dim), 0, None, hint=size, source=str(decl.dim))
+            self.dim_syms[decl.dim] = sym
+            self._names[sym] = str(decl.dim)
+            if decl.expr is None:
+                self.auto_syms.add(sym)
+            else:
+                s.assume(sympy.Eq(sym, decl.expr), Reason.spec(f"{decl.dim} is {decl.text}"))
+
+    def _root_hints(self) -> dict[str, int]:
+        hints: dict[str, int] = {}
+        for decl in self.spec.decls:
+            if decl.expr is not None and len(decl.expr.free_symbols) == 1:
+                sym = next(iter(decl.expr.free_symbols))
+                v = _solve_affine(decl.expr, sym, self.inputs.size(decl.dim))
+                if v is not None:
+                    hints.setdefault(sym.name, v)
+        return hints
+
+    def names(self) -> dict[sympy.Symbol, str]:
+        """Solver symbol -> user-facing source text (``x.size(0)``)."""
+        return dict(self._names)
+
+    # -- torch's hooks ------------------------------------------------------------------------
+    def attach(self, env: Any) -> None:
+        if self.env is None:
+            self.env = env
+
+    def on_symbol(self, expr: sympy.Expr, source_name: str, value: Any) -> None:
+        if not isinstance(expr, sympy.Symbol):
+            return
+        d = self.inputs.dim_of_source(source_name)
+        target = self.dim_syms.get(d) if d is not None else None
+        if target is None:
+            if d is not None:  # torch made a dim dynamic that the spec did not declare
+                target = self._declare_input_dim(d, int(value))
+            else:
+                return
+        known = self.sym_map.get(expr)
+        if known is None:
+            self.sym_map[expr] = target
+        elif known != target:
+            self._assume(sympy.Eq(target, known), Reason(
+                "trace_assumption", f"{d} == {self._names.get(known, known)}", None,
+                "torch gave both dims one symbol (equal example sizes)"))
+
+    def _declare_input_dim(self, d: InputDim, value: int) -> sympy.Symbol:
+        sym = self.solver.symbol(dim_symbol_name(d), 0, None, hint=value, source=str(d))
+        self.dim_syms[d] = sym
+        self._names[sym] = str(d)
+        self.auto_syms.add(sym)
+        return sym
+
+    def on_specialize(self, source_name: str, value: int) -> None:
+        d = self.inputs.dim_of_source(source_name)
+        if d is None or d not in self.dim_syms:
+            return
+        decl = self.spec.decl(d)
+        self.specializations.append(Specialization(d, int(value), decl.text if decl else "static"))
+        self._assume(sympy.Eq(self.dim_syms[d], int(value)), Reason(
+            "trace_assumption", f"{d} == {value}", None,
+            f"torch specialized {d} to the example size {value} (sizes 0 and 1 are never dynamic)"))
+
+    def on_range_update(self, symbol: sympy.Symbol, lo: int | None, hi: int | None) -> None:
+        expr = self.sym_map.get(symbol)
+        if expr is None:
+            if self.env is None or tc.symbol_kind(symbol) != "unbacked":
+                return
+            expr = self._declare_unbacked(symbol)
+        kind = self.inline_kind or "trace_assumption"
+        for rel, text in ((None if lo is None else sympy.Ge(expr, lo), f">= {lo}"),
+                          (None if hi is None else sympy.Le(expr, hi), f"<= {hi}")):
+            if rel is None or self.solver.decide(rel) is Truth.TRUE:
+                continue
+            name = self._names.get(expr, str(expr))
+            op = "torch assumes sizes >= 2 (0/1 specialization)" if (lo == 2 and text == ">= 2") else "range"
+            self._assume(rel, Reason(kind, f"{name} {text}", self._origin(), op))
+
+    def on_constraint_violation(self, message: str) -> bool:
+        """torch's own "Constraints violated" report: kept for reference, never shown; the
+        solver judges (see :func:`export.diagnose.blocking_violations`)."""
+        self.torch_reports.append(message)
+        return True
+
+    # -- guards ---------------------------------------------------------------------------------
+    def on_guard(self, expr: sympy.Basic, hint: bool | None, api: str) -> bool | None:
+        self.stats.asked += 1
+        start = time.perf_counter()
+        try:
+            rel = self._convert(expr)
+            if rel is None:
+                self.stats.to_torch += 1
+                return None
+            self.stats.routed += 1
+            if hint is None:
+                return self._unhinted(rel, api)
+            return self.solver.guard(rel, hint, lambda: self._reason(rel, api))
+        finally:
+            self.stats.seconds += time.perf_counter() - start
+
+    def on_static(self, expr: sympy.Basic) -> bool | None:
+        rel = self._convert(expr)
+        if rel is None:
+            return None
+        t = self.solver.decide(rel)
+        return None if t is Truth.UNKNOWN else t is Truth.TRUE
+
+    def _unhinted(self, rel: sympy.Basic, api: str) -> bool | None:
+        t = self.solver.decide(rel)
+        if t is not Truth.UNKNOWN:
+            return t is Truth.TRUE
+        if api != "runtime_assert":
+            return None  # data-dependent: torch raises, export explains
+        kind = self.inline_kind or "guard"
+        self._assume(rel, Reason(kind, self._text(rel), self._origin(), "runtime check (torch._check)"))
+        return True
+
+    def _convert(self, expr: sympy.Basic) -> sympy.Basic | None:
+        if expr in self._converted:
+            return self._converted[expr]
+        try:
+            out = to_shapes(expr, self._symbol_for)
+        except UnsupportedGuardError as e:
+            self.stats.unsupported.append(str(e))
+            out = None
+        self._converted[expr] = out
+        return out
+
+    def _symbol_for(self, sym: sympy.Symbol) -> sympy.Expr:
+        known = self.sym_map.get(sym)
+        if known is not None:
+            return known
+        if tc.symbol_kind(sym) == "unbacked":
+            return self._declare_unbacked(sym)
+        # a symbol torch made without telling us (e.g. a stride): let the solver know its range
+        lo, hi = tc.range_bounds(self.env.var_to_range[sym]) if self.env is not None else (None, None)
+        hint = self.env.backed_var_to_val.get(sym) if self.env is not None else None
+        out = self.solver.symbol(f"t_{sym.name}", lo, hi, hint=None if hint is None else int(hint), source=str(sym))
+        self.sym_map[sym] = out
+        return out
+
+    def _declare_unbacked(self, sym: sympy.Symbol) -> sympy.Symbol:
+        out = self.solver.symbol(sym.name, None, None, source=f"{sym.name} (a data-dependent value)")
+        self.sym_map[sym] = out
+        self._names[out] = sym.name
+        return out
+
+    def _assume(self, rel: sympy.Basic, reason: Reason) -> None:
+        try:
+            self.solver.assume(rel, reason)
+        except ContradictionError:
+            raise
+
+    def _reason(self, rel: sympy.Basic, api: str) -> Reason:
+        frame = user_frame()
+        return Reason("guard", self._text(rel), frame.origin if frame else None,
+                      frame.code if frame else api)
+
+    def _origin(self) -> str | None:
+        frame = user_frame()
+        return frame.origin if frame else None
+
+    def _text(self, rel: sympy.Basic) -> str:
+        try:
+            return to_python(rel, self._names)
+        except Exception:  # noqa: BLE001 - a message must never fail the export
+            return str(rel)

@@ -1,0 +1,137 @@
+"""The example inputs of an export: flattened leaves with their paths and user-facing names.
+
+A leaf's *path* is its pytree key path inside the arguments bound to the signature of
+``f`` (``x``, ``y['a']``, ``d[0]``, ``n.a``); tensors are found by path and by identity
+(the classic ``dynamic_dim(t, i)`` names a tensor object). torch names the same leaves in
+its sources (``L['x'].size()[0]`` non-strict, ``L['flat_args'][3].size()[0]`` strict);
+:meth:`Inputs.dim_of_source` maps those back.
+
+>>> import torch
+>>> def f(x, y): ...
+>>> inp = Inputs.bind(f, (torch.zeros(2, 3),), {"y": {"a": torch.zeros(4)}})
+>>> [leaf.name for leaf in inp.tensors]
+['x', "y['a']"]
+>>> inp.dim_of_source("L['y']['a'].size()[0]")
+InputDim(input_name="y['a']", dim=0)
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+from torch.utils import _pytree as pytree
+
+from export.errors import InputError
+from shapes.spec import InputDim
+
+__all__ = ["Leaf", "Inputs", "signature_of", "leaf_name"]
+
+_SOURCE_DIM = re.compile(r"^(?P<base>.*)\.size\(\)\[(?P<dim>\d+)\]$")
+
+
+@dataclass(frozen=True, slots=True)
+class Leaf:
+    """One flattened input: its path, user-facing name, flat index, and value."""
+
+    path: tuple[Any, ...]
+    name: str
+    index: int
+    value: Any
+
+    @property
+    def is_tensor(self) -> bool:
+        return isinstance(self.value, torch.Tensor)
+
+
+def signature_of(f: Callable[..., Any]) -> inspect.Signature:
+    """The signature export binds arguments with (``forward``'s for modules)."""
+    target = f.forward if isinstance(f, torch.nn.Module) else f
+    return inspect.signature(target)
+
+
+def _name_of(path: tuple[Any, ...]) -> str:
+    head, rest = path[0], path[1:]
+    return leaf_name(head.key, rest)
+
+
+def leaf_name(param: str, rest: tuple[Any, ...]) -> str:
+    """The user-facing name of a leaf: ``param`` plus its key path (``y['a']``, ``d[0]``)."""
+    return f"{param}{pytree.keystr(tuple(rest))}"
+
+
+@dataclass(frozen=True, slots=True)
+class Inputs:
+    """The bound example inputs of one export."""
+
+    leaves: tuple[Leaf, ...]
+    bound: Mapping[str, Any]
+
+    @property
+    def params(self) -> tuple[str, ...]:
+        return tuple(self.bound)
+
+    @staticmethod
+    def bind(f: Callable[..., Any], args: tuple[Any, ...], kwargs: Mapping[str, Any] | None) -> Inputs:
+        """Bind ``args``/``kwargs`` to ``f``'s signature and flatten them."""
+        if not isinstance(args, tuple):
+            raise InputError(f"args must be a tuple of example inputs, got {type(args).__name__}")
+        try:
+            bound = signature_of(f).bind(*args, **(kwargs or {}))
+        except TypeError as e:
+            raise InputError(f"the example inputs do not match the signature of {_callable_name(f)}: {e}") from None
+        flat, _ = pytree.tree_flatten_with_path(dict(bound.arguments))
+        leaves = tuple(Leaf(tuple(p), _name_of(tuple(p)), i, v) for i, (p, v) in enumerate(flat))
+        return Inputs(leaves, dict(bound.arguments))
+
+    @property
+    def tensors(self) -> tuple[Leaf, ...]:
+        return tuple(leaf for leaf in self.leaves if leaf.is_tensor)
+
+    def leaf_of_tensor(self, t: torch.Tensor) -> Leaf | None:
+        """The leaf holding exactly this tensor object (identity, not equality)."""
+        for leaf in self.leaves:
+            if leaf.value is t:
+                return leaf
+        return None
+
+    def leaf_named(self, name: str) -> Leaf | None:
+        for leaf in self.leaves:
+            if leaf.name == name:
+                return leaf
+        return None
+
+    def dim_of_source(self, source_name: str) -> InputDim | None:
+        """The input dim behind a torch source name, or None (strides, offsets, unknown)."""
+        m = _SOURCE_DIM.match(source_name)
+        if m is None:
+            return None
+        leaf = self._leaf_of_base(m["base"])
+        return None if leaf is None else InputDim(leaf.name, int(m["dim"]))
+
+    def _leaf_of_base(self, base: str) -> Leaf | None:
+        strict = re.fullmatch(r"L\['flat_args'\]\[(\d+)\]", base)
+        if strict is not None:
+            i = int(strict[1])
+            return self.leaves[i] if i < len(self.leaves) else None
+        if base.startswith("L["):
+            for leaf in self.leaves:
+                if "L" + pytree.keystr(leaf.path) == base:
+                    return leaf
+        return None
+
+    def size(self, d: InputDim) -> int:
+        leaf = self.leaf_named(d.input_name)
+        assert leaf is not None and leaf.is_tensor
+        return int(leaf.value.shape[d.dim])
+
+    def example_sizes(self) -> dict[InputDim, int]:
+        return {InputDim(t.name, i): int(n) for t in self.tensors for i, n in enumerate(t.value.shape)}
+
+
+def _callable_name(f: Callable[..., Any]) -> str:
+    return type(f).__name__ if isinstance(f, torch.nn.Module) else getattr(f, "__qualname__", repr(f))

@@ -1,0 +1,154 @@
+"""The result: a real ``torch.export.ExportedProgram`` whose ranges come from the solver.
+
+:func:`finish` writes the solver's final ranges into ``range_constraints``, adds runtime
+checks for the lower bounds torch leaves unchecked, and attaches the seed's
+``equality_constraints`` (pairs of :class:`shapes.spec.InputDim`) and a :class:`Report`
+(ranges, classes, relations, assumptions, routing statistics, the solver problem).
+:func:`save` / :func:`load` keep all of it across ``torch.export.save/load``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import IO, Any
+
+import torch
+from torch.export import ExportedProgram
+
+from export import _torch_compat as tc
+from export.guards import SolverBridge
+from export.inputs import Inputs
+from shapes.spec import InputDim
+from solver import Solver
+
+__all__ = ["SymshapeProgram", "Report", "finish", "save", "load"]
+
+_EXTRA = "symshape.json"
+
+
+@dataclass(frozen=True)
+class Report:
+    """What the solver concluded about one export."""
+
+    ranges: Mapping[str, tuple[int | None, int | None]]
+    classes: tuple[tuple[str, ...], ...]
+    relations: tuple[str, ...]
+    assumptions: tuple[str, ...]
+    stats: Mapping[str, Any] = field(default_factory=dict)
+    problem: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"ranges": {k: list(v) for k, v in self.ranges.items()}, "classes": [list(c) for c in self.classes],
+                "relations": list(self.relations), "assumptions": list(self.assumptions),
+                "stats": dict(self.stats), "problem": self.problem}
+
+    @staticmethod
+    def from_dict(d: Mapping[str, Any]) -> Report:
+        return Report({k: (v[0], v[1]) for k, v in d["ranges"].items()}, tuple(tuple(c) for c in d["classes"]),
+                      tuple(d["relations"]), tuple(d["assumptions"]), dict(d["stats"]), d.get("problem"))
+
+
+class SymshapeProgram(ExportedProgram):
+    """An ExportedProgram with ``equality_constraints`` and a symshape :class:`Report`."""
+
+    equality_constraints: list[tuple[InputDim, InputDim]]
+    symshape: Report
+
+    def __str__(self) -> str:
+        text = super().__str__()
+        pairs = ", ".join(f"({a!r}, {b!r})" for a, b in self.equality_constraints)
+        return f"{text}Equality constraints: [{pairs}]\n"
+
+
+def _placeholder_names(ep: ExportedProgram, inputs: Inputs) -> dict[str, str]:
+    """Leaf name -> the graph's placeholder name for user inputs."""
+    user = [s.arg.name for s in ep.graph_signature.input_specs if s.kind == torch.export.graph_signature.InputKind.USER_INPUT]
+    leaves = [leaf for leaf in inputs.leaves if leaf.is_tensor or not isinstance(leaf.value, (int, float, bool, str, type(None)))]
+    if len(user) == len(inputs.leaves):
+        leaves = list(inputs.leaves)
+    return {leaf.name: name for leaf, name in zip(leaves, user)}
+
+
+def _bound_text(lo: int | None, hi: int | None) -> str:
+    return f"[{lo if lo is not None else '-inf'}, {hi if hi is not None else 'inf'}]"
+
+
+def finish(ep: ExportedProgram, bridge: SolverBridge, inputs: Inputs) -> SymshapeProgram:
+    """Write the solver's conclusions into ``ep`` and return it as a SymshapeProgram."""
+    s = bridge.solver
+    ranges = {}
+    for sym in list(ep.range_constraints):
+        expr = bridge.sym_map.get(sym) or bridge._convert(sym)  # noqa: SLF001 - same package
+        if expr is None:
+            continue
+        ranges[sym] = s.bounds(expr)
+    tc.set_range_constraints(ep, {**{k: tc.range_bounds(v) for k, v in ep.range_constraints.items()}, **ranges})
+    names = _placeholder_names(ep, inputs)
+    dim_ranges = {str(d): s.bounds(sym) for d, sym in bridge.dim_syms.items()}
+    checks = []
+    for d, sym in bridge.dim_syms.items():
+        lo, _ = dim_ranges[str(d)]
+        if lo is not None and 0 < lo <= 2 and d.input_name in names:
+            checks.append((names[d.input_name], d.dim, ">=", lo,
+                           f"symshape: {d} must be >= {lo}: the export assumed it (sizes 0 and 1 are "
+                           f"specialized while tracing), so smaller sizes would run a wrong program"))
+    tc.add_size_asserts(ep, checks)
+    equalities = _equalities(bridge, names)
+    report = Report(
+        dim_ranges,
+        tuple(tuple(bridge.names().get(x, str(x)) for x in cls) for cls in s.classes() if len(cls) > 1),
+        tuple(str(r) for r in s.relations()),
+        tuple(f"{f.reason.text}: {f.reason.op}" for f in s.facts if f.reason.kind == "trace_assumption"),
+        {"asked": bridge.stats.asked, "routed": bridge.stats.routed, "to_torch": bridge.stats.to_torch,
+         "solver_seconds": round(bridge.stats.seconds, 6), "stages": dict(s.stats),
+         "facts": len(s.facts), "guards": len(s.guards)},
+        _problem(s),
+    )
+    ep.__class__ = SymshapeProgram
+    ep.equality_constraints = equalities  # type: ignore[attr-defined]
+    ep.symshape = report  # type: ignore[attr-defined]
+    return ep  # type: ignore[return-value]
+
+
+def _problem(s: Solver) -> str | None:
+    try:
+        return s.to_json()
+    except Exception:  # noqa: BLE001 - the program stays usable without the problem
+        return None
+
+
+def _equalities(bridge: SolverBridge, names: Mapping[str, str]) -> list[tuple[InputDim, InputDim]]:
+    by_sym = {sym: d for d, sym in bridge.dim_syms.items()}
+    out = []
+    for cls in bridge.solver.classes():
+        dims = [by_sym[x] for x in cls if x in by_sym and by_sym[x].input_name in names]
+        for other in dims[1:]:
+            out.append((InputDim(names[dims[0].input_name], dims[0].dim), InputDim(names[other.input_name], other.dim)))
+    return out
+
+
+def save(ep: ExportedProgram, f: str | IO[bytes]) -> None:
+    """``torch.export.save`` that keeps the equality constraints and the symshape report."""
+    extra = {}
+    if isinstance(ep, SymshapeProgram):
+        extra[_EXTRA] = json.dumps({
+            "equality_constraints": [[[a.input_name, a.dim], [b.input_name, b.dim]] for a, b in ep.equality_constraints],
+            "report": ep.symshape.to_dict(),
+        })
+    torch.export.save(ep, f, extra_files=extra)
+
+
+def load(f: str | IO[bytes]) -> ExportedProgram:
+    """``torch.export.load`` that restores what :func:`save` kept."""
+    extra = {_EXTRA: ""}
+    ep = torch.export.load(f, extra_files=extra)
+    if extra[_EXTRA]:
+        data = json.loads(extra[_EXTRA])
+        ep.__class__ = SymshapeProgram
+        ep.equality_constraints = [(InputDim(*a), InputDim(*b)) for a, b in data["equality_constraints"]]  # type: ignore[attr-defined]
+        ep.symshape = Report.from_dict(data["report"])  # type: ignore[attr-defined]
+    return ep
+
+

@@ -595,15 +595,18 @@ class Solver:
         >>> s.decide(sympy.Ge(n, 3))
         <Truth.UNKNOWN: 'unknown'>
         """
-        state = (self._uf.mark(), len(self._facts), len(self._residual), len(self._guards), self._hints_ok)
+        state = (self._uf.mark(), len(self._facts), len(self._residual), len(self._guards), self._hints_ok,
+                 len(self._symbols))
         self._smt.push()
         try:
             self.assume(rel, reason)
             yield
         finally:
-            uf_mark, n_facts, n_res, n_guards, hints_ok = state
+            uf_mark, n_facts, n_res, n_guards, hints_ok, n_symbols = state
             self._uf.undo(uf_mark)
             del self._facts[n_facts:], self._residual[n_res:], self._guards[n_guards:]
+            for sym in list(self._symbols)[n_symbols:]:  # symbols declared inside the scope
+                del self._by_name[sym.name], self._symbols[sym]
             self._hints_ok = hints_ok
             self._smt.pop()
             self._invalidate()
@@ -655,8 +658,13 @@ class Solver:
     def _merge_implied_equalities(self, groups: list[list[sympy.Symbol]]) -> list[list[sympy.Symbol]]:
         """Join groups whose equality only the later stages see (e.g. from ``x <= y, y <= x``)."""
         dirty = self._dirty_roots()
-        candidates = [g for g in groups if self._uf.find(g[0])[0] in dirty]
-        result = [g for g in groups if self._uf.find(g[0])[0] not in dirty]
+
+        def open_question(g: list[sympy.Symbol]) -> bool:
+            lo, hi = self._uf.range_of(g[0])
+            return self._uf.find(g[0])[0] in dirty or lo == hi
+
+        candidates = [g for g in groups if open_question(g)]
+        result = [g for g in groups if not open_question(g)]
         while candidates:
             head = candidates.pop(0)
             rest = []

@@ -133,7 +133,8 @@ class Decider(Protocol):
     """What :class:`RoutingShapeEnv` asks. ``None`` answers mean "let torch decide".
 
     Optional extra hooks, called only if the object has them:
-    ``attach(shape_env) -> None`` (the env was built and routes to this decider),
+    ``attach(shape_env) -> bool | None`` (the env was built and routes to this decider;
+    returning False declines it, and that env decides on its own),
     ``on_symbol(expr, source_name, value) -> None`` (an input size/stride became the
     symbolic ``expr``, with example ``value``),
     ``on_replacement(symbol, expr, reason) -> None`` (torch unified a symbol) and
@@ -547,8 +548,8 @@ def route_shape_env(
         self.decider = decider
         created.append(self)
         attach = getattr(decider, "attach", None)
-        if attach is not None:
-            attach(self)
+        if attach is not None and attach(self) is False:
+            self.decider = None  # the decider declined this env (e.g. a nested dynamo trace)
 
     bound = type(f"Routed{cls.__name__}", (cls,), {"__init__": __init__, "__module__": __name__})
     with install_shape_env_class(bound):

@@ -123,7 +123,7 @@ def _constrain(value: Any, lo: int | None, hi: int | None, *, size: bool, what: 
         bridge.inline_kind = "spec"
     try:
         if size:
-            torch._check_is_size(value)
+            torch._check(value >= 0)
         if lo is not None:
             torch._check(value >= lo)
         if hi is not None:

@@ -75,6 +75,7 @@ class SolverBridge(tc.BaseDecider):
         self.torch_reports: list[str] = []
         self._converted: dict[sympy.Basic, sympy.Basic | None] = {}
         self._names: dict[sympy.Symbol, str] = {}
+        self.root_syms: dict[str, sympy.Symbol] = {}
         self._declare_spec()
 
     # -- the spec as facts ------------------------------------------------------------------
@@ -82,7 +83,8 @@ class SolverBridge(tc.BaseDecider):
         s = self.solver
         hints = self._root_hints()
         for root in self.spec.roots:
-            s.symbol(root.name, root.lo, root.hi, hint=hints.get(root.name), source=root.text)
+            self.root_syms[root.name] = s.symbol(root.name, root.lo, root.hi, hint=hints.get(root.name),
+                                                 source=root.text)
         for decl in self.spec.decls:
             size = self.inputs.size(decl.dim)
             sym = s.symbol(dim_symbol_name(decl.dim), 0, None, hint=size, source=str(decl.dim))
@@ -108,9 +110,15 @@ class SolverBridge(tc.BaseDecider):
         return dict(self._names)
 
     # -- torch's hooks ------------------------------------------------------------------------
-    def attach(self, env: Any) -> None:
+    def attach(self, env: Any) -> bool:
+        """Route the export's own ShapeEnv (the first one built). Later ones belong to nested
+        dynamo traces (``torch.cond`` branches in non-strict mode) over their own fresh
+        symbols; their decisions are re-made on the export's env when the branches are
+        traced for the graph, so they are left to torch."""
         if self.env is None:
             self.env = env
+            return True
+        return False
 
     def on_symbol(self, expr: sympy.Expr, source_name: str, value: Any) -> None:
         if not isinstance(expr, sympy.Symbol):
@@ -120,6 +128,8 @@ class SolverBridge(tc.BaseDecider):
         if target is None:
             if d is not None:  # torch made a dim dynamic that the spec did not declare
                 target = self._declare_input_dim(d, int(value))
+            elif source_name in self.root_syms:  # the phantom root of derived dims (16 * _h)
+                target = self.root_syms[source_name]
             else:
                 return
         known = self.sym_map.get(expr)

@@ -1,0 +1,338 @@
+"""Solver throughput benchmark: synthetic guard streams of growing size and the real torch streams.
+
+Usage::
+
+    python benchmarks/bench_solver.py            # full sizes (up to 10^5 guards, 10^3 symbols)
+    python benchmarks/bench_solver.py --quick    # a few seconds
+    python benchmarks/bench_solver.py --out bench.json --seed 3
+
+For each stream size (N guards over M symbols) it reports
+
+* ``guard/s``: end-to-end ``Solver.guard(rel, hint)`` throughput over the whole stream
+  (median of ``--repeat`` fresh replays; symbol declaration is not timed);
+* ``decide/s`` by stage: each guard's relation is first passed to ``Solver.decide`` (timed
+  alone, attributed to the stage that ``Solver.stats`` credits) and then to ``guard``
+  (untimed, a cache hit), so cheap-stage throughput is measured without the guard's
+  bookkeeping; the same per-call timing is also done for ``guard`` itself;
+* Z3: the wall time of every ``Smt.check`` (wrapped) and of the ``decide`` calls Z3 settled;
+* the time growth when the stream grows 10x at the same number of symbols;
+* ``tracemalloc`` peak of one replay (declaration + stream).
+
+Targets: >= 100,000 decisions/s on the cheap stages; 10x more guards costs <= 12x time;
+median Z3 query <= 5 ms. Sympy relations are built before any timing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import statistics
+import sys
+import time
+import tracemalloc
+from collections import Counter
+from pathlib import Path
+
+if __package__ in (None, ""):
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from benchmarks.streams import (  # noqa: E402
+    CHEAP_STAGES,
+    REAL_STREAMS_PATH,
+    SLOW_STAGES,
+    STAGES,
+    GuardStream,
+    declare,
+    load_real_streams,
+    replay_real,
+    synthetic_stream,
+)
+from solver import Solver  # noqa: E402
+
+FULL_SIZES = [(100, 10), (1_000, 10), (1_000, 100), (10_000, 100), (10_000, 1_000), (100_000, 1_000)]
+QUICK_SIZES = [(100, 10), (1_000, 10), (1_000, 100), (10_000, 100)]
+
+TARGET_CHEAP_RATE = 100_000.0
+TARGET_GROWTH = 12.0
+TARGET_Z3_MEDIAN_MS = 5.0
+
+
+def _stage_of(stats: Counter, before: dict[str, int]) -> str:
+    for k in STAGES:
+        if stats[k] != before.get(k, 0):
+            return k
+    return "?"
+
+
+def _timed_check(smt, sink: list[float]):
+    """Wrap ``smt.check`` (instance attribute) so each Z3 query's wall time lands in ``sink``."""
+    inner = smt.check
+
+    def check(extra=()):
+        t0 = time.perf_counter()
+        try:
+            return inner(extra)
+        finally:
+            sink.append(time.perf_counter() - t0)
+
+    smt.check = check
+
+
+def run_total(stream: GuardStream) -> tuple[float, float, Solver]:
+    """(declare seconds, guard-loop seconds, solver) for one fresh replay."""
+    gc.collect()
+    s = Solver()
+    t0 = time.perf_counter()
+    declare(s, stream)
+    t1 = time.perf_counter()
+    guard = s.guard
+    for rel, hint in stream.guards:
+        guard(rel, hint)
+    t2 = time.perf_counter()
+    return t1 - t0, t2 - t1, s
+
+
+def run_per_call(stream: GuardStream, mode: str) -> dict:
+    """Per-call timing attributed to stages; ``mode`` is ``decide`` or ``guard`` (see module doc)."""
+    gc.collect()
+    s = Solver()
+    declare(s, stream)
+    z3_times: list[float] = []
+    _timed_check(s._smt, z3_times)  # noqa: SLF001 - benchmark introspection
+    per_stage: dict[str, list[float]] = {k: [] for k in STAGES}
+    stats = s.stats
+    perf = time.perf_counter
+    for rel, hint in stream.guards:
+        before = dict(stats)
+        if mode == "decide":
+            t0 = perf()
+            s.decide(rel)
+            dt = perf() - t0
+            stage = _stage_of(stats, before)
+            s.guard(rel, hint)
+        else:
+            t0 = perf()
+            s.guard(rel, hint)
+            dt = perf() - t0
+            stage = _stage_of(stats, before)
+        per_stage.setdefault(stage, []).append(dt)
+    return {"per_stage": per_stage, "z3_query_times": z3_times, "z3_queries": s._smt.queries,  # noqa: SLF001
+            "facts": len(s.facts)}
+
+
+def run_memory(stream: GuardStream) -> int:
+    gc.collect()
+    tracemalloc.start()
+    s = Solver()
+    declare(s, stream)
+    for rel, hint in stream.guards:
+        s.guard(rel, hint)
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    del s
+    return peak
+
+
+def _rate(n: int, secs: float) -> float:
+    return n / secs if secs > 0 else float("inf")
+
+
+def bench_size(n: int, m: int, seed: int, repeat: int, budget: float) -> dict:
+    t = time.perf_counter()
+    stream = synthetic_stream(n, m, seed=seed)
+    build = time.perf_counter() - t
+    decl_times, loop_times = [], []
+    stats: Counter = Counter()
+    facts = 0
+    for r in range(repeat):
+        d, l, s = run_total(stream)
+        decl_times.append(d)
+        loop_times.append(l)
+        stats, facts = Counter(s.stats), len(s.facts)
+        if r == 0 and l * repeat > budget:  # keep the full run inside the budget
+            break
+    per_call_runs = len(loop_times)  # as many as the budget allowed for the plain replays
+    decs = [run_per_call(stream, "decide") for _ in range(per_call_runs)]
+    guas = [run_per_call(stream, "guard") for _ in range(per_call_runs)]
+    dec = decs[0]
+    peak = run_memory(stream)
+
+    def stage_table(runs: list[dict]) -> dict:
+        """Per stage: count, median over runs of the summed seconds, rate, median call time."""
+        out = {}
+        for k in runs[0]["per_stage"]:
+            ts = runs[0]["per_stage"][k]
+            if ts:
+                secs = statistics.median(sum(r["per_stage"][k]) for r in runs)
+                out[k] = {"n": len(ts), "seconds": secs, "per_s": _rate(len(ts), secs),
+                          "median_us": statistics.median(x for r in runs for x in r["per_stage"][k]) * 1e6}
+        for name, group in (("_cheap", CHEAP_STAGES), ("_slow", SLOW_STAGES)):
+            n_calls = sum(len(runs[0]["per_stage"].get(k, [])) for k in group)
+            secs = statistics.median(sum(x for k in group for x in r["per_stage"].get(k, [])) for r in runs)
+            out[name] = {"n": n_calls, "seconds": secs, "per_s": _rate(n_calls, secs) if n_calls else None}
+        return out
+
+    loop = statistics.median(loop_times)
+    return {
+        "n": n, "m": m, "build_s": build, "distinct": stream.distinct(), "facts": facts,
+        "declare_s": statistics.median(decl_times), "loop_s": loop, "loop_runs": loop_times,
+        "guard_per_s": _rate(n, loop), "stats": dict(stats),
+        "cheap_frac": sum(stats[k] for k in CHEAP_STAGES) / max(1, sum(stats[k] for k in STAGES)),
+        "decide_stages": stage_table(decs), "guard_stages": stage_table(guas), "per_call_runs": per_call_runs,
+        "z3_query_ms": [x * 1e3 for d in decs for x in d["z3_query_times"]],
+        "z3_decide_ms": [x * 1e3 for d in decs for x in d["per_stage"].get("z3", [])],
+        "z3_queries": dec["z3_queries"], "peak_mib": peak / 2**20,
+    }
+
+
+def bench_real(path: Path, repeat: int) -> list[dict]:
+    streams = load_real_streams(path)
+    out = []
+    for model, rows in streams.items():
+        reps = [replay_real(model, rows) for _ in range(repeat)]
+        d = reps[0].as_dict()
+        d["seconds"] = statistics.median(r.seconds for r in reps)
+        d["per_s"] = _rate(d["decisions"], d["seconds"])
+        nonconst = replay_real(model, rows, skip_constants=True).as_dict()
+        d["nonconstant"] = {k: nonconst[k] for k in ("decisions", "agree", "stages", "z3_queries", "seconds")}
+        d["declared_ranges_agree"] = replay_real(model, rows, ranges="declared").agree
+        out.append(d)
+    return out
+
+
+def _fmt_rate(x: float | None) -> str:
+    if x is None:
+        return "-"
+    return f"{x:,.0f}" if x != float("inf") else "inf"
+
+
+def report(results: list[dict], real: list[dict], growth: list[dict]) -> dict:
+    print("\n== synthetic streams: end-to-end guard() ==")
+    hdr = f"{'N':>7} {'M':>5} {'distinct':>8} {'facts':>6} {'declare':>8} {'loop s':>8} {'guard/s':>9} {'cheap%':>7} {'z3q':>5} {'peakMiB':>8}"
+    print(hdr)
+    for r in results:
+        print(f"{r['n']:>7} {r['m']:>5} {r['distinct']:>8} {r['facts']:>6} {r['declare_s']:>8.3f} {r['loop_s']:>8.3f} "
+              f"{_fmt_rate(r['guard_per_s']):>9} {100 * r['cheap_frac']:>6.1f}% {r['z3_queries']:>5} {r['peak_mib']:>8.1f}")
+
+    print("\n== stage counts (guard replay) ==")
+    print(f"{'N':>7} {'M':>5} " + " ".join(f"{k[:10]:>10}" for k in STAGES))
+    for r in results:
+        print(f"{r['n']:>7} {r['m']:>5} " + " ".join(f"{r['stats'].get(k, 0):>10}" for k in STAGES))
+
+    for key, title in (("decide_stages", "decide() per call, by stage: decisions/s (median us)"),
+                       ("guard_stages", "guard() per call, by stage: guards/s (median us)")):
+        print(f"\n== {title} ==")
+        cols = [k for k in STAGES if any(k in r[key] for r in results)]
+        print(f"{'N':>7} {'M':>5} {'CHEAP/s':>10} {'SLOW/s':>8} " + " ".join(f"{k[:16]:>17}" for k in cols))
+        for r in results:
+            t = r[key]
+            cells = []
+            for k in cols:
+                c = t.get(k)
+                cells.append(f"{_fmt_rate(c['per_s'])} ({c['median_us']:.0f})" if c else "-")
+            print(f"{r['n']:>7} {r['m']:>5} {_fmt_rate(t['_cheap']['per_s']):>10} {_fmt_rate(t['_slow']['per_s']):>8} "
+                  + " ".join(f"{c:>17}" for c in cells))
+
+    print("\n== growth: time when the stream grows 10x (same M) ==")
+    for g in growth:
+        print(f"  M={g['m']:>5}: N {g['n0']:>6} -> {g['n1']:>6}: guard loop {g['t0']:.3f}s -> {g['t1']:.3f}s = {g['factor']:.2f}x")
+
+    z3_all = [x for r in results for x in r["z3_query_ms"]]
+    z3_dec = [x for r in results for x in r["z3_decide_ms"]]
+    print("\n== Z3 (Smt.check wall time, pooled over the per-call decide() runs) ==")
+    for r in results:
+        q, dq = r["z3_query_ms"], r["z3_decide_ms"]
+        if q:
+            print(f"  N={r['n']:>6} M={r['m']:>5}: {len(q)} queries, median {statistics.median(q):.2f} ms, "
+                  f"p90 {sorted(q)[int(0.9 * (len(q) - 1))]:.2f} ms, max {max(q):.2f} ms; "
+                  f"z3-decided decide() median {statistics.median(dq) if dq else float('nan'):.2f} ms")
+    z3_median = statistics.median(z3_all) if z3_all else None
+    z3_dec_median = statistics.median(z3_dec) if z3_dec else None
+
+    print("\n== real torch 2.13 streams (declared s<N> in [2, inf), guard(rel, hint=hint_result)) ==")
+    print(f"{'model':>19} {'decisions':>9} {'agree':>6} {'errors':>6} {'time s':>7} {'dec/s':>9} {'z3q':>4}  stages / solver facts")
+    for d in real:
+        print(f"{d['model']:>19} {d['decisions']:>9} {d['agree']:>6} {len(d['errors']):>6} {d['seconds']:>7.3f} "
+              f"{_fmt_rate(d['per_s']):>9} {d['z3_queries']:>4}  {d['stages']}")
+        nc = d["nonconstant"]
+        print(f"{'':>19} non-constant only: {nc['decisions']} decisions, agree {nc['agree']}, {nc['stages']}")
+        print(f"{'':>19} torch outcome -> solver truth: {d['by_outcome']}")
+        print(f"{'':>19} solver recorded {len(d['solver_facts'])} guard facts {d['solver_facts']}; "
+              f"torch recorded {d['torch_guards']}; skipped {d['skipped']}; "
+              f"with declared upper bounds: agree {d['declared_ranges_agree']}")
+        for row in d["disagree"][:5]:
+            print(f"{'':>19} DISAGREE i={row[0]} {row[1]}: solver {row[2]}, torch {row[3]}")
+        for row in d["errors"][:5]:
+            print(f"{'':>19} ERROR i={row[0]} {row[1]}: {row[2]}")
+
+    cheap_rates = [r["decide_stages"]["_cheap"]["per_s"] for r in results]
+    guard_cheap_rates = [r["guard_stages"]["_cheap"]["per_s"] for r in results]
+    worst_growth = max((g["factor"] for g in growth), default=None)
+    per_size = [(statistics.median(r["z3_query_ms"]), r["n"], r["m"]) for r in results if len(r["z3_query_ms"]) >= 5]
+    z3_worst = max(per_size) if per_size else None
+    real_ok = all(not d["disagree"] and not d["errors"] for d in real)
+    verdicts = [
+        ("cheap-stage decide() >= 100,000/s (every size)", min(cheap_rates) >= TARGET_CHEAP_RATE,
+         f"min {min(cheap_rates):,.0f}/s, max {max(cheap_rates):,.0f}/s"),
+        ("  (info) cheap-stage guard() >= 100,000/s", min(guard_cheap_rates) >= TARGET_CHEAP_RATE,
+         f"min {min(guard_cheap_rates):,.0f}/s, max {max(guard_cheap_rates):,.0f}/s"),
+        ("10x guards costs <= 12x time", worst_growth is not None and worst_growth <= TARGET_GROWTH,
+         "worst " + (f"{worst_growth:.2f}x" if worst_growth is not None else "n/a")),
+        ("median Z3 query <= 5 ms (every size)", z3_worst is not None and z3_worst[0] <= TARGET_Z3_MEDIAN_MS,
+         (f"worst per-size median Smt.check {z3_worst[0]:.2f} ms (N={z3_worst[1]}, M={z3_worst[2]}); "
+          f"pooled median {z3_median:.2f} ms over {len(z3_all)} queries; "
+          f"pooled median z3-decided decide() {z3_dec_median:.2f} ms") if z3_worst is not None else "no Z3 query"),
+        ("real streams agree with torch", real_ok,
+         ", ".join(f"{d['model']} {d['agree']}/{d['decisions']}" for d in real)),
+    ]
+    print("\n== targets ==")
+    for name, ok, detail in verdicts:
+        print(f"  {'PASS' if ok else 'MISS'}  {name}: {detail}")
+    return {"verdicts": [{"target": n, "pass": ok, "detail": d} for n, ok, d in verdicts],
+            "z3_median_ms": z3_median, "z3_decide_median_ms": z3_dec_median}
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--quick", action="store_true", help="small sizes only (a few seconds)")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--repeat", type=int, default=None, help="replays per size (median); default 5, quick 3")
+    ap.add_argument("--sizes", type=str, default=None, help="override, e.g. '1000x10,10000x100'")
+    ap.add_argument("--budget", type=float, default=90.0,
+                    help="seconds of guard loop per size before repeats are dropped")
+    ap.add_argument("--real", type=Path, default=REAL_STREAMS_PATH, help="real guard streams (jsonl)")
+    ap.add_argument("--out", type=Path, default=None, help="write all figures as JSON")
+    args = ap.parse_args(argv)
+
+    sizes = QUICK_SIZES if args.quick else FULL_SIZES
+    if args.sizes:
+        sizes = [tuple(int(v) for v in part.split("x")) for part in args.sizes.split(",")]
+    repeat = args.repeat or (3 if args.quick else 5)
+    t_start = time.perf_counter()
+    results = []
+    for n, m in sizes:
+        t = time.perf_counter()
+        r = bench_size(n, m, args.seed, repeat, args.budget)
+        results.append(r)
+        print(f"[{time.perf_counter() - t_start:7.1f}s] N={n} M={m}: {r['guard_per_s']:,.0f} guards/s "
+              f"(size took {time.perf_counter() - t:.1f}s)", flush=True)
+    growth = []
+    by = {(r["n"], r["m"]): r for r in results}
+    for (n, m), r in sorted(by.items()):
+        r10 = by.get((n * 10, m))
+        if r10:
+            growth.append({"m": m, "n0": n, "n1": n * 10, "t0": r["loop_s"], "t1": r10["loop_s"],
+                           "factor": r10["loop_s"] / r["loop_s"]})
+    real = bench_real(args.real, repeat) if args.real.exists() else []
+    summary = report(results, real, growth)
+    print(f"\ntotal {time.perf_counter() - t_start:.1f}s")
+    if args.out:
+        payload = {"seed": args.seed, "repeat": repeat, "sizes": results, "growth": growth, "real": real, **summary}
+        args.out.write_text(json.dumps(payload, indent=1, default=str))
+        print(f"wrote {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -93,7 +93,10 @@ class Solver:
         self._facts: list[Fact] = []
         self._residual: list[int] = []
         self._guards: list[GuardRecord] = []
-        self._cache: dict[sympy.Basic, Truth] = {}
+        self._cache: dict[sympy.Basic, Truth] = {}  # TRUE/FALSE answers: more facts never change them
+        self._open: dict[sympy.Basic, Truth] = {}  # UNKNOWN answers: void after each new fact
+        self._links_seen = 0
+        self._hints: dict[sympy.Symbol, int] = {}
         self._root_form: dict[sympy.Basic, sympy.Basic] = {}
         self._dirty: set[sympy.Symbol] | None = None
         self._hints_ok = True
@@ -138,7 +141,8 @@ class Solver:
             self._smt.add(rel)
         if hint is None:
             self._hints_ok = False
-        self._invalidate()
+        else:
+            self._hints[sym] = hint
         return sym
 
     @property
@@ -186,9 +190,21 @@ class Solver:
         return out
 
     def _invalidate(self) -> None:
+        """Forget every derived answer (facts were removed: a scope ended)."""
         self._cache.clear()
+        self._open.clear()
         self._root_form.clear()
         self._dirty = None
+
+    def _learned(self, residual: int | None) -> None:
+        """A fact was added: settled answers stay valid, open ones may not."""
+        self._open.clear()
+        if self._uf.links != self._links_seen:
+            self._links_seen = self._uf.links
+            self._root_form.clear()
+            self._dirty = None
+        elif residual is not None and self._dirty is not None:
+            self._dirty |= {self._uf.find(s)[0] for s in self._facts[residual].rel.free_symbols}
 
     # -- facts -------------------------------------------------------------------------
     def assume(self, rel: sympy.Basic, reason: Reason | None = None) -> None:
@@ -213,14 +229,13 @@ class Solver:
             raise self._contradiction(rel, reason)
         self._facts.append(Fact(rel, reason, len(self._facts)))
         self._smt.add(rel)
+        residual = None
         if not absorbed:
-            self._residual.append(len(self._facts) - 1)
+            residual = len(self._facts) - 1
+            self._residual.append(residual)
         if self._hints_ok:
-            self._hints_ok = bool(evaluate(rel, self._hint_env()))
-        self._invalidate()
-
-    def _hint_env(self) -> dict[sympy.Symbol, int]:
-        return {s: i.hint for s, i in self._symbols.items() if i.hint is not None}
+            self._hints_ok = bool(evaluate(rel, self._hints))
+        self._learned(residual)
 
     def _absorb(self, rel: sympy.Basic) -> bool | None:
         """Fold a fact into the union-find: True absorbed, False kept for later stages, None conflict."""
@@ -299,16 +314,19 @@ class Solver:
     def decide(self, rel: sympy.Basic) -> Truth:
         """TRUE if ``rel`` holds for every assignment satisfying the facts, FALSE if for none,
         else UNKNOWN (also when the budget runs out: never a guess)."""
-        hit = self._cache.get(rel) if isinstance(rel, sympy.Basic) else None
-        if hit is not None:
-            self.stats["cache"] += 1
-            return hit
+        if isinstance(rel, sympy.Basic):
+            hit = self._cache.get(rel)
+            if hit is None:
+                hit = self._open.get(rel)
+            if hit is not None:
+                self.stats["cache"] += 1
+                return hit
         truth = self._decide_fast(rel)
         if truth is None:
             prepared = self._prepare(rel)
             truth, stage = self._decide(prepared)
             self.stats[stage] += 1
-        self._cache[rel] = truth
+        (self._open if truth is Truth.UNKNOWN else self._cache)[rel] = truth
         return truth
 
     def _decide_fast(self, rel: object) -> Truth | None:
@@ -455,7 +473,7 @@ class Solver:
         if not self._hints_ok:
             return None
         try:
-            return bool(evaluate(rel, self._hint_env()))
+            return bool(evaluate(rel, self._hints))
         except (ZeroDivisionError, UnsupportedExpressionError):
             return None
 
@@ -607,6 +625,7 @@ class Solver:
             del self._facts[n_facts:], self._residual[n_res:], self._guards[n_guards:]
             for sym in list(self._symbols)[n_symbols:]:  # symbols declared inside the scope
                 del self._by_name[sym.name], self._symbols[sym]
+                self._hints.pop(sym, None)
             self._hints_ok = hints_ok
             self._smt.pop()
             self._invalidate()

@@ -95,6 +95,7 @@ class UnionFind:
         self._members: dict[sympy.Symbol, list[sympy.Symbol]] = {}
         self._trail: list[tuple[str, Any, Any]] = []
         self._find_cache: dict[sympy.Symbol, tuple[sympy.Symbol, int, int]] = {}
+        self.links = 0  # bumped whenever the class structure changes (link or undo of one)
 
     # -- structure -----------------------------------------------------------------
     def add(self, sym: sympy.Symbol, rng: Interval) -> None:
@@ -220,6 +221,7 @@ class UnionFind:
         del self._data[child]
         self._members[root] = self._members[root] + self._members.pop(child)
         self._find_cache.clear()
+        self.links += 1
         if merged != rdata:
             self._set(root, merged)
         return True
@@ -243,4 +245,5 @@ class UnionFind:
                 self._data[sym] = cdata
                 self._members[sym] = [m for m in self._members[root] if m not in set(root_members)]
                 self._members[root] = root_members
+                self.links += 1
         self._find_cache.clear()

@@ -252,7 +252,7 @@ class Solver:
         rooted = self._to_roots(rel)
         if rooted is sympy.true or rooted is sympy.false:
             return True if rooted is sympy.true else None
-        op, d = as_difference(rooted)
+        op, d = stages.normalize(*as_difference(rooted), self._range_lookup)
         if d.is_Integer:
             return True if stages.by_constant(op, d) is Truth.TRUE else None
         lin = stages.linear_terms(d)
@@ -384,7 +384,7 @@ class Solver:
         rooted = self._to_roots(rel)
         if rooted is sympy.true or rooted is sympy.false:
             return Truth.of(rooted is sympy.true), "union_find"
-        op, d = as_difference(rooted)
+        op, d = stages.normalize(*as_difference(rooted), self._range_lookup)
         t = stages.by_constant(op, d)
         if t is not None:
             return t, "union_find"

@@ -24,7 +24,8 @@ from solver import congruence as cg
 from solver.interval import Interval, bound
 from solver.truth import Truth
 
-__all__ = ["by_constant", "by_interval", "linear_terms", "by_congruence", "fold_modular", "decide_on_values"]
+__all__ = ["by_constant", "by_interval", "linear_terms", "by_congruence", "fold_modular", "decide_on_values",
+           "normalize"]
 
 
 def by_constant(op: str, d: sympy.Expr) -> Truth | None:
@@ -121,3 +122,48 @@ def fold_modular(d: sympy.Expr, cong_of: Callable[[sympy.Symbol], cg.Congruence]
         return e
 
     return sympy.expand(fold(d))
+
+
+def _mod_rewrite(d: sympy.Expr) -> sympy.Expr:
+    """Rewrite ``b*FloorDiv(e, k)`` as ``(b/k)*(e - Mod(e, k))`` when k divides b and the sum
+    gets shorter (``t - 4*FloorDiv(t, 4)`` is ``Mod(t, 4)``). An identity for k != 0."""
+    for atom in d.atoms(FloorDiv):
+        e, k = atom.args
+        if not k.is_Integer or int(k) == 0:
+            continue
+        b = d.coeff(atom)
+        if not b.is_Integer or int(b) % int(k):
+            continue
+        q = int(b) // int(k)
+        candidate = sympy.expand(d - b * atom + q * e) - q * sympy.Mod(e, k)
+        if len(sympy.Add.make_args(candidate)) < len(sympy.Add.make_args(d)):
+            d = candidate
+    return d
+
+
+def normalize(op: str, d: sympy.Expr, lookup: Callable[[sympy.Symbol], Interval]) -> tuple[str, sympy.Expr]:
+    """An equivalent, simpler ``d op 0`` under the known ranges.
+
+    Factors whose sign the ranges fix are divided out (``16*b*(t - 4*(t//4)) == 0`` with
+    ``b >= 1`` is ``t - 4*(t//4) == 0``), and ``t - k*(t//k)`` becomes ``Mod(t, k)``. Only
+    for nonlinear ``d``; linear ones are already in normal form.
+    """
+    if d.is_Integer or linear_terms(d) is not None:
+        return op, d
+    factored = sympy.factor_terms(d)
+    if isinstance(factored, sympy.Mul):
+        kept = []
+        sign = 1
+        for f in factored.args:
+            lo, hi = bound(f, lookup)
+            if lo > 0:
+                continue
+            if hi < 0:
+                sign = -sign
+                continue
+            kept.append(f)
+        d = sympy.Mul(*kept) * sign if kept else sympy.Integer(sign)
+        d = sympy.expand(d) if not isinstance(d, (sympy.Mul, sympy.Add)) or d.has(FloorDiv, sympy.Mod) else d
+    if d.has(FloorDiv):
+        d = _mod_rewrite(sympy.expand(d))
+    return op, d

@@ -1,0 +1,58 @@
+"""symshape demo: a failing dynamic-shape export, its explained error, and the verified fix.
+
+Run: python examples/demo.py
+"""
+
+from __future__ import annotations
+
+import torch
+from torch.export import Dim
+
+import export
+
+
+class TinyEncoder(torch.nn.Module):
+    """Token features plus a learned positional table, pooled in groups of 4 positions."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.pos = torch.nn.Parameter(torch.randn(128, 16))
+        self.proj = torch.nn.Linear(16, 16)
+
+    def forward(self, tokens: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        b, s, d = tokens.shape
+        x = tokens + self.pos[:s]                      # needs s <= 128
+        x = x * mask.unsqueeze(-1)                     # needs mask to match tokens
+        x = x.reshape(b, s // 4, 4, d).mean(dim=2)     # needs s % 4 == 0
+        return self.proj(x)
+
+
+def main() -> None:
+    model = TinyEncoder()
+    tokens, mask = torch.randn(2, 32, 16), torch.ones(2, 32)
+    dynamic_shapes = {
+        "tokens": {0: Dim("batch"), 1: Dim("seq")},
+        "mask": {0: Dim("mask_batch"), 1: Dim("mask_seq")},
+    }
+    print("Exporting TinyEncoder with dynamic batch and sequence dims...\n")
+    try:
+        export.export(model, (tokens, mask), dynamic_shapes=dynamic_shapes)
+    except export.ConstraintViolationError as err:
+        print(err)
+        fixed = err.fixes.apply(dynamic_shapes)
+    print("\nRe-exporting with the suggested fix (err.fixes.apply(dynamic_shapes))...")
+    ep = export.export(model, (tokens, mask), dynamic_shapes=fixed)
+    print("Range constraints:", dict(ep.symshape.ranges))
+    print("Equality constraints:", ep.equality_constraints)
+    for b, s in ((2, 8), (3, 64), (5, 128)):
+        t, m = torch.randn(b, s, 16), torch.ones(b, s)
+        same = torch.allclose(ep.module()(t, m), model(t, m), atol=1e-5)
+        print(f"  batch={b} seq={s}: matches eager: {same}")
+    try:
+        ep.module()(torch.randn(1, 8, 16), torch.ones(1, 8))
+    except RuntimeError as e:
+        print(f"  batch=1 is rejected, as the export assumed batch >= 2: {e}")
+
+
+if __name__ == "__main__":
+    main()

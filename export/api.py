@@ -9,7 +9,7 @@ from typing import Any
 import torch
 
 from export import _torch_compat as tc
-from export.diagnose import violation_error, data_dependent_error
+from export.diagnose import Retry, data_dependent_error, violation_error
 from export.errors import ExportError, InputError
 from export.guards import SolverBridge
 from export.inputs import Inputs
@@ -94,8 +94,13 @@ def _run(f: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any] | 
             if translated is not None:
                 raise translated from None
             raise
-    reexport = (lambda fixed: _run(f, args, kwargs, inputs, fixed, strict, verify=False)) if verify else None
-    error = violation_error(bridge, spec, inputs, reexport)
+    retry = None
+    if verify:
+        def rerun(new_args: tuple[Any, ...], new_kwargs: dict[str, Any] | None, new_spec: Spec) -> Any:
+            return _run(f, new_args, new_kwargs, Inputs.bind(f, new_args, new_kwargs), new_spec, strict, verify=False)
+
+        retry = Retry(args, kwargs, rerun)
+    error = violation_error(bridge, spec, inputs, retry)
     if error is not None:
         raise error
     return finish(ep, bridge, inputs)

@@ -16,17 +16,19 @@ from typing import Any
 import sympy
 
 from export import _torch_compat as tc
-from export.errors import ConstraintViolationError, DataDependentError
+from export.errors import ConstraintViolationError, DataDependentError, ExportError
 from export.fixspec import FixedSpec, apply_fixes
 from export.guards import SolverBridge
 from export.inputs import Inputs
 from export.provenance import UserFrame, is_user_file
-from export.render import render_checks, render_classic, render_modern
+from export.render import plain_words, render_checks, render_classic, render_modern
+from export.probe import probe_specializations, without_dims
 from export.spec import Spec
+from shapes.spec import InputDim
 from shapes.printing import to_python
 from shapes.spec import dynamic_dim as classic_dim
 from solver import Fact
-from solver.fixes import Fixes
+from solver.fixes import Fixes, SpecializeFix
 from solver.stages import linear_terms
 
 __all__ = ["Cause", "SuggestedFixes", "blocking_violations", "causes_of", "violation_error", "data_dependent_error"]
@@ -46,9 +48,10 @@ class Cause:
     facts: tuple[Fact, ...]
 
     def describe(self) -> str:
-        where = f" at {self.origin}" if self.origin else ""
-        code = f" ({self.code})" if self.code else ""
-        return f"{self.constraint}{where}{code}"
+        """``x.size(1) must be divisible by 4`` and, below it, ``at model.py:14: x.reshape(...)``."""
+        if not self.origin:
+            return self.constraint
+        return f"{self.constraint}\n     at {self.origin}" + (f": {self.code}" if self.code else "")
 
 
 @dataclass(frozen=True)
@@ -133,7 +136,7 @@ def blocking_violations(bridge: SolverBridge, spec: Spec) -> list[Fact]:
     for v in bridge.solver.violations():
         f = v.fact
         syms = f.rel.free_symbols
-        if not syms & user:
+        if not syms & user or syms & bridge.internal_syms:
             continue
         if f.reason.kind == "trace_assumption":
             if f.reason.op and f.reason.op.startswith("torch specialized"):
@@ -174,9 +177,16 @@ def causes_of(facts: list[Fact], bridge: SolverBridge) -> tuple[Cause, ...]:
                     f"on a dim declared dynamic; use an example of size >= 2")
             out.append(Cause(dims, origin, None, text, SPECIALIZED, tuple(fs)))
             continue
-        words = " and ".join(_plain(f.rel, names) for f in fs)
-        out.append(Cause(dims, origin, first.reason.op, f"the model requires {words}", "guard", tuple(fs)))
+        words = "; ".join(dict.fromkeys(_words(bridge, f.rel, names) for f in fs))
+        out.append(Cause(dims, origin, first.reason.op, words, "guard", tuple(fs)))
     return tuple(out)
+
+
+def _words(bridge: SolverBridge, rel: sympy.Basic, names: dict[sympy.Symbol, str]) -> str:
+    try:
+        return plain_words(bridge.solver.simplify(rel), names)
+    except Exception:  # noqa: BLE001 - a message must never fail the export
+        return _plain(rel, names)
 
 
 def _plain(rel: sympy.Basic, names: dict[sympy.Symbol, str]) -> str:
@@ -188,16 +198,29 @@ def _plain(rel: sympy.Basic, names: dict[sympy.Symbol, str]) -> str:
 
 # -- the error -------------------------------------------------------------------------------
 
-Reexport = Callable[[Spec], Any]
+@dataclass(frozen=True)
+class Retry:
+    """How diagnosis re-runs the export: with another spec, or other example inputs."""
+
+    args: tuple[Any, ...]
+    kwargs: dict[str, Any] | None
+    run: Callable[[tuple[Any, ...], dict[str, Any] | None, Spec], Any]
+
+    def reexport(self, spec: Spec) -> Any:
+        return self.run(self.args, self.kwargs, spec)
 
 
-def violation_error(bridge: SolverBridge, spec: Spec, inputs: Inputs, reexport: Reexport | None) -> ConstraintViolationError | None:
+def violation_error(bridge: SolverBridge, spec: Spec, inputs: Inputs, retry: Retry | None) -> ConstraintViolationError | None:
     """The error for an export whose guards the spec does not imply, or None."""
     blocking = blocking_violations(bridge, spec)
     if not blocking:
         return None
     causes = causes_of(blocking, bridge)
-    fixes = _fixes(bridge, spec, inputs, reexport) if any(c.kind != SPECIALIZED for c in causes) else None
+    fixes = None
+    if any(c.kind == SPECIALIZED for c in causes):
+        causes, fixes = _diagnose_specializations(causes, bridge, spec, inputs, retry)
+    if any(c.kind != SPECIALIZED for c in causes):
+        fixes = _fixes(bridge, spec, inputs, retry)
     lines = ["Constraints violated: the model needs more than the declared dynamic shapes guarantee."]
     for i, c in enumerate(causes, 1):
         lines.append(f"  {i}. {c.describe()}")
@@ -207,6 +230,58 @@ def violation_error(bridge: SolverBridge, spec: Spec, inputs: Inputs, reexport: 
                                     guards=tuple(f for c in causes for f in c.facts), problem=_json(bridge))
 
 
+def _diagnose_specializations(causes: tuple[Cause, ...], bridge: SolverBridge, spec: Spec, inputs: Inputs,
+                              retry: Retry | None) -> tuple[tuple[Cause, ...], SuggestedFixes | None]:
+    by_name = {str(d): d for d in bridge.dim_syms}
+    special = {c: by_name[c.dims[0]] for c in causes if c.kind == SPECIALIZED and c.dims and c.dims[0] in by_name}
+    result = None
+    if retry is not None and special:
+        result = probe_specializations(spec, inputs, retry.args, retry.kwargs, list(special.values()), retry.run)
+    out = []
+    for c in causes:
+        d = special.get(c)
+        if d is None:
+            out.append(c)
+            continue
+        value = inputs.size(d)
+        decl = spec.decl(d)
+        declared = f" ({decl.text})" if decl is not None else ""
+        head = (f"{d} was specialized to {value}: its example size is {value} but it is declared dynamic{declared}, "
+                "and torch never keeps sizes 0 and 1 dynamic")
+        if result is not None and d in result.partners:
+            other, origin, code = result.partners[d]
+            text = (f"{d} broadcasts against {other}: declare {d} static {value} if it is always broadcast, "
+                    f"or make it the same Dim as {other} and use an example of size >= 2")
+            out.append(Cause(c.dims + (other,), origin, code, text, SPECIALIZED, c.facts))
+        elif result is not None and result.ok:
+            n = result.sizes.get(d, 2)
+            out.append(Cause(c.dims, c.origin, c.code,
+                             f"{head}: use an example of size >= 2 (exporting with {d} = {n} succeeds)",
+                             SPECIALIZED, c.facts))
+        else:
+            out.append(Cause(c.dims, c.origin, c.code, f"{head}: use an example of size >= 2", SPECIALIZED, c.facts))
+    fixes = None
+    if result is not None and result.partners:
+        fixes = _static_fixes(bridge, spec, inputs, retry, list(result.partners))
+    return tuple(out), fixes
+
+
+def _static_fixes(bridge: SolverBridge, spec: Spec, inputs: Inputs, retry: Retry | None,
+                  dims: list[InputDim]) -> SuggestedFixes:
+    static = without_dims(spec, dims)
+    verified = False
+    if retry is not None:
+        try:
+            retry.reexport(static)
+            verified = True
+        except ExportError:
+            verified = False
+    records = Fixes(tuple(SpecializeFix(bridge.dim_syms[d], inputs.size(d)) for d in dims), verified)
+    fixed = FixedSpec(static, (), ())
+    return SuggestedFixes(records, fixed, render_modern(static, inputs), render_classic(static, inputs), (),
+                          verified, inputs)
+
+
 def _json(bridge: SolverBridge) -> str | None:
     try:
         return bridge.solver.to_json()
@@ -214,17 +289,17 @@ def _json(bridge: SolverBridge) -> str | None:
         return None
 
 
-def _fixes(bridge: SolverBridge, spec: Spec, inputs: Inputs, reexport: Reexport | None) -> SuggestedFixes:
+def _fixes(bridge: SolverBridge, spec: Spec, inputs: Inputs, retry: Retry | None) -> SuggestedFixes:
     solver = bridge.solver.replica(kinds=("spec", "guard", "trace_assumption"),
                                    keep=lambda f: not (f.reason.op or "").startswith("torch specialized"))
     records = solver.suggest()
     fixed = apply_fixes(spec, bridge, records)
     verified = False
     for _ in range(3):
-        if reexport is None or fixed.checks:
+        if retry is None or fixed.checks:
             break
         try:
-            reexport(fixed.spec)
+            retry.reexport(fixed.spec)
             verified = True
             break
         except ConstraintViolationError as e:

@@ -70,6 +70,7 @@ class SolverBridge(tc.BaseDecider):
         self.sym_map: dict[sympy.Symbol, sympy.Expr] = {}
         self.dim_syms: dict[InputDim, sympy.Symbol] = {}
         self.auto_syms: set[sympy.Symbol] = set()
+        self.internal_syms: set[sympy.Symbol] = set()  # torch's own (strides, storage): not user dims
         self.specializations: list[Specialization] = []
         self.inline_kind: str | None = None
         self.torch_reports: list[str] = []
@@ -233,6 +234,7 @@ class SolverBridge(tc.BaseDecider):
         hint = self.env.backed_var_to_val.get(sym) if self.env is not None else None
         out = self.solver.symbol(f"t_{sym.name}", lo, hi, hint=None if hint is None else int(hint), source=str(sym))
         self.sym_map[sym] = out
+        self.internal_syms.add(out)
         return out
 
     def _declare_unbacked(self, sym: sympy.Symbol) -> sympy.Symbol:

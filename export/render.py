@@ -17,7 +17,7 @@ from export.spec import Spec
 from shapes.printing import to_python
 from shapes.spec import CLASSIC_MAX, CLASSIC_MIN, InputDim
 
-__all__ = ["render_modern", "render_classic", "render_checks", "dim_text"]
+__all__ = ["render_modern", "render_classic", "render_checks", "dim_text", "plain_words"]
 
 
 def dim_text(d: InputDim) -> str:
@@ -40,8 +40,8 @@ def render_modern(spec: Spec, inputs: Inputs) -> str:
     for decl in spec.decls:
         text = "Dim.AUTO" if decl.expr is None else to_python(decl.expr, names)
         per_leaf.setdefault(decl.dim.input_name, {})[decl.dim.dim] = text
-    body = ", ".join(f"{p!r}: {_literal(v, p, per_leaf)}" for p, v in inputs.bound.items()
-                     if _mentions(p, per_leaf))
+    body = ", ".join(f"{p!r}: {_literal(v, p, per_leaf) if _mentions(p, per_leaf) else 'None'}"
+                     for p, v in inputs.bound.items())
     lines.append(f"dynamic_shapes = {{{body}}}")
     return "\n".join(lines)
 
@@ -115,3 +115,52 @@ def _classic(d: InputDim) -> str:
 def render_checks(checks: tuple[sympy.Basic, ...], names: Mapping[sympy.Symbol, str]) -> list[str]:
     """``torch._check(...)`` lines for relations a spec cannot say."""
     return [f"torch._check({to_python(rel, names)})" for rel in checks]
+
+
+def plain_words(rel: sympy.Basic, names: Mapping[sympy.Symbol, str]) -> str:
+    """A guard in words: ``x.size(1) must be divisible by 4``, ``x.size(0) must be <= 5``,
+    ``x.size(0) must equal y.size(0)``; otherwise the relation as code.
+
+    ``rel`` should be in the solver's normal form (``d op 0``, see ``Solver.simplify``).
+
+    >>> from shapes import int_symbol
+    >>> t = int_symbol("t")
+    >>> plain_words(sympy.Eq(sympy.Mod(t, 4), 0), {t: "x.size(1)"})
+    'x.size(1) must be divisible by 4'
+    >>> plain_words(sympy.Ge(5 - t, 0), {t: "x.size(0)"})
+    'x.size(0) must be <= 5'
+    """
+    if not isinstance(rel, (sympy.Eq, sympy.Ne, sympy.Ge)) or rel.rhs != 0:
+        return to_python(rel, names)
+    d = rel.lhs
+    op = {sympy.Eq: "==", sympy.Ne: "!=", sympy.Ge: ">="}[type(rel)]
+    const, rest = d.as_coeff_Add()
+    if isinstance(rest, sympy.Mod) and rest.args[1].is_Integer and op in ("==", "!="):
+        e, k = to_python(rest.args[0], names), int(rest.args[1])
+        target = -int(const)
+        if target == 0:
+            return f"{e} must {'' if op == '==' else 'not '}be divisible by {k}"
+        return f"{e} % {k} must {'' if op == '==' else 'not '}be {target}"
+    terms = sympy.Add.make_args(rest)
+    if len(terms) == 1:
+        c, x = rest.as_coeff_Mul()
+        if c.is_Integer and x.free_symbols:
+            shown = to_python(x, names)
+            value = sympy.Rational(-const, c)
+            if op == ">=":
+                bound = sympy.ceiling(value) if c > 0 else sympy.floor(value)
+                return f"{shown} must be {'>=' if c > 0 else '<='} {bound}"
+            if value.is_Integer:
+                note = ""
+                if op == "!=" and value in (0, 1):
+                    note = f" (a size of {value} behaves differently, e.g. in broadcasting, so the trace excluded it)"
+                return f"{shown} must {'' if op == '==' else 'not '}be {value}{note}"
+    if len(terms) == 2 and const == 0 and op in ("==", "!="):
+        (c1, x1), (c2, x2) = (t.as_coeff_Mul() for t in terms)
+        if c1 == -c2:
+            verb = "must equal" if op == "==" else "must differ from"
+            return f"{to_python(x1, names)} {verb} {to_python(x2, names)}"
+    pos = sympy.Add(*[t for t in sympy.Add.make_args(d) if t.as_coeff_Mul()[0] > 0])
+    neg = -sympy.Add(*[t for t in sympy.Add.make_args(d) if t.as_coeff_Mul()[0] < 0])
+    rel2 = {"==": sympy.Eq, "!=": sympy.Ne, ">=": sympy.Ge}[op](pos, neg, evaluate=False)
+    return f"the model requires {to_python(rel2, names)}"

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import sympy
 
 from shapes.errors import UnsupportedExpressionError
-from shapes.expr import canonical, check_supported, evaluate, int_symbol
+from shapes.expr import FloorDiv, canonical, check_supported, evaluate, int_symbol
 from shapes.relation import BOOL_TYPES, RELATION_TYPES, as_difference, negate
 from solver import codec, stages
 from solver.fixes import Fixes, synthesize
@@ -759,6 +759,20 @@ class Solver:
         for rel, reason in extra:
             other.assume(rel, reason)
         return other
+
+    def simplify(self, rel: sympy.Basic) -> sympy.Basic:
+        """An equivalent relation in normal form ``d op 0`` (``op`` one of ``== != >=``),
+        with factors of known sign divided out and ``t - k*(t//k)`` written ``Mod(t, k)``.
+
+        >>> s = Solver(); b = s.symbol("b", 1, None); t = s.symbol("t", 0, None)
+        >>> s.simplify(sympy.Eq(16 * b * t, 64 * b * FloorDiv(t, 4)))
+        Eq(Mod(t, 4), 0)
+        """
+        rel = self._prepare(rel)
+        if not isinstance(rel, RELATION_TYPES):
+            return rel
+        op, d = stages.normalize(*as_difference(rel), self._uf.range_of)
+        return {"==": sympy.Eq, "!=": sympy.Ne, ">=": sympy.Ge}[op](d, 0)
 
     def explain(self, rel: sympy.Basic) -> tuple[Fact, ...]:
         """A minimal set of facts implying ``rel`` (Z3 unsat core, then a deletion pass).

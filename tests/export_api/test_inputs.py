@@ -110,7 +110,8 @@ def test_violation_fix_is_verified_by_reexport(strict: bool) -> None:
     with pytest.raises(export.ConstraintViolationError) as info:
         export.export(Branch(), (X,), dynamic_shapes={"x": {0: Dim("b")}}, strict=strict)
     err = info.value
-    assert len(err.causes) == 1 and "x.size(0) <= 5" in err.causes[0].constraint
+    assert len(err.causes) == 1 and err.causes[0].constraint == "x.size(0) must be <= 5"
+    assert err.causes[0].origin.endswith("test_inputs.py:106") and "x.shape[0] > 5" in err.causes[0].code
     assert err.fixes.verified
     fixed = err.fixes.apply({"x": {0: Dim("b")}})
     ep = export.export(Branch(), (X,), dynamic_shapes=fixed, strict=strict)

@@ -26,6 +26,7 @@ import contextlib
 import copy
 import dataclasses
 import importlib
+import linecache
 import operator
 import re
 from collections.abc import Callable, Iterator, Mapping
@@ -91,6 +92,7 @@ from torch.utils._sympy.functions import (  # noqa: E402
 from torch.utils._sympy.numbers import int_oo  # noqa: E402
 from torch.utils._sympy.symbol import SymT, symbol_is_type  # noqa: E402
 from torch.utils._sympy.value_ranges import ValueRanges  # noqa: E402
+from torch._guards import TracingContext  # noqa: E402
 
 __all__ = [
     "SUPPORTED_TORCH",
@@ -104,6 +106,7 @@ __all__ = [
     "shape_env_of",
     "set_range_constraints",
     "add_size_asserts",
+    "dynamo_stack",
     "value_range",
     "range_bounds",
     "symbol_kind",
@@ -626,3 +629,15 @@ def add_size_asserts(program: torch.export.ExportedProgram, checks: list[tuple[s
     if done:
         program.graph_module.recompile()
     return done
+
+
+def dynamo_stack() -> list[tuple[str, int, str, str]]:
+    """The user frames dynamo is tracing (strict mode), innermost last: ``(file, line,
+    function, code)``. Empty outside a dynamo trace, where the Python stack is the truth."""
+    out = []
+    for fr in TracingContext.extract_stack():
+        line = fr.line if fr.line else ""
+        if not line and fr.lineno:
+            line = linecache.getline(fr.filename, fr.lineno).strip()
+        out.append((fr.filename, fr.lineno or 0, fr.name, line.strip()))
+    return out

@@ -15,6 +15,7 @@ from types import FrameType
 import torch
 
 import export as _export_pkg
+from export import _torch_compat as tc
 import shapes as _shapes_pkg
 import solver as _solver_pkg
 
@@ -63,7 +64,11 @@ def is_user_file(filename: str) -> bool:
 
 
 def user_frame(frame: FrameType | None = None) -> UserFrame | None:
-    """The innermost user frame of the current stack (or from ``frame`` outwards)."""
+    """The innermost user frame being traced: dynamo's own stack in strict mode (the Python
+    stack there only shows the export call), else the current Python stack."""
+    for filename, lineno, function, code in reversed(tc.dynamo_stack()):
+        if is_user_file(filename):
+            return UserFrame(filename, lineno, function, code)
     f = frame if frame is not None else sys._getframe(1)
     while f is not None:
         filename = f.f_code.co_filename

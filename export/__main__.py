@@ -1,0 +1,8 @@
+"""``python -m export ...``: the ``symshape`` command line (see :mod:`export.cli`)."""
+
+import sys
+
+from export.cli import main
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -96,6 +96,7 @@ class Solver:
         self._cache: dict[sympy.Basic, Truth] = {}  # TRUE/FALSE answers: more facts never change them
         self._open: dict[sympy.Basic, Truth] = {}  # UNKNOWN answers: void after each new fact
         self._links_seen = 0
+        self._norm: dict[sympy.Basic, tuple[str, sympy.Expr]] = {}  # rooted relation -> normal form
         self._hints: dict[sympy.Symbol, int] = {}
         self._root_form: dict[sympy.Basic, sympy.Basic] = {}
         self._dirty: set[sympy.Symbol] | None = None
@@ -191,6 +192,7 @@ class Solver:
 
     def _invalidate(self) -> None:
         """Forget every derived answer (facts were removed: a scope ended)."""
+        self._norm.clear()
         self._cache.clear()
         self._open.clear()
         self._root_form.clear()
@@ -252,7 +254,7 @@ class Solver:
         rooted = self._to_roots(rel)
         if rooted is sympy.true or rooted is sympy.false:
             return True if rooted is sympy.true else None
-        op, d = stages.normalize(*as_difference(rooted), self._range_lookup)
+        op, d = self._normal_form(rooted)
         if d.is_Integer:
             return True if stages.by_constant(op, d) is Truth.TRUE else None
         lin = stages.linear_terms(d)
@@ -384,7 +386,7 @@ class Solver:
         rooted = self._to_roots(rel)
         if rooted is sympy.true or rooted is sympy.false:
             return Truth.of(rooted is sympy.true), "union_find"
-        op, d = stages.normalize(*as_difference(rooted), self._range_lookup)
+        op, d = self._normal_form(rooted)
         t = stages.by_constant(op, d)
         if t is not None:
             return t, "union_find"
@@ -407,6 +409,15 @@ class Solver:
                 if t is not None:
                     return t, "congruence"
         return self._decide_smt(rel)
+
+    def _normal_form(self, rooted: sympy.Basic) -> tuple[str, sympy.Expr]:
+        """``(op, d)`` for a rooted relation, memoized: facts only narrow ranges, so a form
+        computed earlier stays equivalent (scopes clear the memo when they end)."""
+        hit = self._norm.get(rooted)
+        if hit is None:
+            hit = stages.normalize(*as_difference(rooted), self._range_lookup)
+            self._norm[rooted] = hit
+        return hit
 
     def _range_lookup(self, root: sympy.Symbol) -> Interval:
         return self._uf.data(root).range

@@ -24,6 +24,7 @@ import argparse
 import ast
 import contextlib
 import importlib.util
+import io
 import json
 import keyword
 import os
@@ -159,9 +160,12 @@ def parse_dynamic(spec: str) -> DynamicArg:
     dim = _int_field(dim_text, "DIM (the dim index)", spec)
     if dim is None:
         raise UsageError(f"--dynamic {spec}: DIM (the dim index) is empty")
+    dim_name = dim_name.replace(" ", "")
     if not (dim_name.isidentifier() and not keyword.iskeyword(dim_name)):
-        raise UsageError(f"--dynamic {spec}: DIMNAME {dim_name!r} must be a Python identifier "
-                         f"(or one of {', '.join(_HINTS)})")
+        affine = _affine(dim_name)
+        if affine is None:
+            raise UsageError(f"--dynamic {spec}: DIMNAME {dim_name!r} must be a Python identifier, an "
+                             f"affine expression of one like 4*seq or 2*b+1, or one of {', '.join(_HINTS)}")
     lo = _int_field(parts[3], "MIN", spec) if len(parts) > 3 else None
     hi = _int_field(parts[4], "MAX", spec, allow_inf=True) if len(parts) > 4 else None
     if dim_name == "static" and (lo is not None or hi is not None):
@@ -171,6 +175,49 @@ def parse_dynamic(spec: str) -> DynamicArg:
     if lo is not None and hi is not None and lo > hi:
         raise UsageError(f"--dynamic {spec}: MIN {lo} > MAX {hi}")
     return DynamicArg(name, dim, dim_name, lo, hi, spec)
+
+
+def _affine(text: str) -> tuple[str, int, int] | None:
+    """``4*seq+1`` -> ``('seq', 4, 1)``; None unless an affine expression of one name."""
+    try:
+        node = ast.parse(text, mode="eval").body
+    except SyntaxError:
+        return None
+
+    def walk(n: ast.AST) -> tuple[str | None, int, int] | None:  # (root, a, b): a*root + b
+        if isinstance(n, ast.Constant) and isinstance(n.value, int) and not isinstance(n.value, bool):
+            return None, 0, n.value
+        if isinstance(n, ast.Name) and not keyword.iskeyword(n.id) and n.id not in _HINTS:
+            return n.id, 1, 0
+        if isinstance(n, ast.UnaryOp) and isinstance(n.op, ast.USub):
+            v = walk(n.operand)
+            return None if v is None else (v[0], -v[1], -v[2])
+        if isinstance(n, ast.BinOp) and isinstance(n.op, (ast.Add, ast.Sub, ast.Mult)):
+            x, y = walk(n.left), walk(n.right)
+            if x is None or y is None or (x[0] and y[0] and x[0] != y[0]):
+                return None
+            root = x[0] or y[0]
+            if isinstance(n.op, ast.Mult):
+                if x[0] and y[0]:
+                    return None
+                return (root, x[1] * y[2], x[2] * y[2]) if x[0] else (root, y[1] * x[2], x[2] * y[2]) \
+                    if y[0] else (None, 0, x[2] * y[2])
+            sign = 1 if isinstance(n.op, ast.Add) else -1
+            return root, x[1] + sign * y[1], x[2] + sign * y[2]
+        return None
+
+    out = walk(node)
+    if out is None or out[0] is None or out[1] <= 0:
+        return None
+    return out[0], out[1], out[2]
+
+
+def _root_name(dim_name: str) -> str:
+    if dim_name in _HINTS or dim_name.isidentifier():
+        return dim_name
+    affine = _affine(dim_name)
+    assert affine is not None
+    return affine[0]
 
 
 Path = tuple[tuple[str, Any], ...]
@@ -187,6 +234,9 @@ def parse_path(text: str, where: str = "input") -> tuple[str, Path]:
         if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant) \
                 and isinstance(node.slice.value, (int, str)) and not isinstance(node.slice.value, bool):
             steps.append(("item", node.slice.value))
+            node = node.value
+        elif isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Name):  # d[a]: shell-friendly d['a']
+            steps.append(("item", node.slice.id))
             node = node.value
         elif isinstance(node, ast.Attribute):
             steps.append(("attr", node.attr))
@@ -285,7 +335,7 @@ def _call_factory(module: Any, path: str, factory: str, debug: bool) -> tuple[An
 def _describe(value: Any) -> str:
     if isinstance(value, (tuple, list)):
         return f"a {type(value).__name__} of {len(value)}"
-    return f"a {type(value).__name__}"
+    return type(value).__name__
 
 
 # -- the spec from the command line ------------------------------------------------------------
@@ -342,16 +392,17 @@ def _dynamic_shapes(inputs: Any, specs: Sequence[DynamicArg]) -> tuple[dict[str,
     for s in specs:
         if s.dim_name in _HINTS:
             continue
-        seen = bounds.get(s.dim_name)
+        root = _root_name(s.dim_name)
+        seen = bounds.get(root)
         lo, hi = s.lo, s.hi
         if seen is not None:
             for mine, theirs, what in ((lo, seen[0], "MIN"), (hi, seen[1], "MAX")):
                 if mine is not None and theirs is not None and mine != theirs:
-                    raise UsageError(f"--dynamic {s.text}: {s.dim_name} has {what} {mine} here but "
+                    raise UsageError(f"--dynamic {s.text}: {root} has {what} {mine} here but "
                                      f"{theirs} in --dynamic {seen[2]}; give a Dim's range once")
             lo = lo if lo is not None else seen[0]
             hi = hi if hi is not None else seen[1]
-        bounds[s.dim_name] = (lo, hi, s.text)
+        bounds[root] = (lo, hi, s.text)
     dims: dict[str, Any] = {}
     for name, (lo, hi, text) in bounds.items():
         kw = {k: v for k, v in (("min", lo), ("max", hi)) if v is not None}
@@ -371,8 +422,12 @@ def _dynamic_shapes(inputs: Any, specs: Sequence[DynamicArg]) -> tuple[dict[str,
             hint = getattr(Dim, s.dim_name.upper())
             kw = {k: v for k, v in (("min", s.lo), ("max", s.hi)) if v is not None}
             value = hint(**kw) if kw else hint
-        else:
+        elif s.dim_name.isidentifier():
             value = dims[s.dim_name]
+        else:
+            root, a, b = _affine(s.dim_name)  # type: ignore[misc]
+            value = dims[root] * a if a != 1 else dims[root]
+            value = value + b if b else value
         per_leaf.setdefault(leaf.name, {})[dim] = value
         labels[(leaf.name, dim)] = s.dim_name
     return _rebuild(inputs, per_leaf), labels
@@ -568,7 +623,7 @@ def constraint_graph(analysis: _Analysis) -> Any:
         for other in members[1:]:
             rel = sympy.Eq(members[0], other)
             origins = _origins(analysis, rel)
-            label = analysis.text(rel) + "".join(f"\n{o}" for o in origins)
+            label = analysis.text(rel) + ("".join(f"\n{o}" for o in origins) or "\n(declared)")
             g.add_edge(analysis.names[members[0]], analysis.names[other], kind="equal", label=label,
                        origins=origins)
         roots = [s for s in cls if s in analysis.roots]
@@ -598,7 +653,8 @@ def constraint_graph(analysis: _Analysis) -> Any:
         if isinstance(f.rel, sympy.Eq) and all(s in rep for s in f.rel.free_symbols) \
                 and len({rep[s] for s in f.rel.free_symbols}) == 1 and len(f.rel.free_symbols) == 2:
             continue  # an equality the class edges show
-        add(f.rel, f.reason.kind, [_where(f.reason)] if f.reason.origin else [])
+        # a trace assumption's origin is the export call (here: this command), not the model
+        add(f.rel, f.reason.kind, [_where(f.reason)] if f.reason.origin and f.reason.kind == "guard" else [])
     return g
 
 
@@ -675,7 +731,9 @@ def _cmd_export(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from export.inputs import Inputs
 
     doc: dict[str, Any] = {"status": None, "target": args.target}
-    with _loaded(path, args.debug) as module:
+    # with --json, stdout is the document: the model's own prints go to stderr
+    quiet_stdout = contextlib.redirect_stdout(err) if args.json else contextlib.nullcontext()
+    with quiet_stdout, _loaded(path, args.debug) as module:
         model, ex_args, ex_kwargs = _call_factory(module, path, factory, args.debug)
         try:
             inputs = Inputs.bind(model, ex_args, ex_kwargs)
@@ -693,8 +751,11 @@ def _cmd_export(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         progress.say(f"exporting {what} (tracing{', strict' if args.strict else ''}, "
                      f"{len(labels)} dynamic dim{'s' if len(labels) != 1 else ''})")
         ep = error = None
+        captured = io.StringIO()
         try:
-            ep = export.export(model, ex_args, ex_kwargs, strict=args.strict, **spec_kw)
+            # torch prints the partial graph of a failed trace on stderr: kept for --debug only
+            with contextlib.redirect_stderr(captured):
+                ep = export.export(model, ex_args, ex_kwargs, strict=args.strict, **spec_kw)
         except (ConstraintViolationError, DataDependentError) as e:
             error = e
         except InputError as e:
@@ -704,7 +765,11 @@ def _cmd_export(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                 raise UsageError(str(e)) from None
             raise _Failed(f"{type(e).__name__}: {e}") from e
         except Exception as e:  # noqa: BLE001 - torch or the model failed while tracing
-            raise _Failed(f"torch.export failed: {_exc_line(e)}") from e
+            raise _Failed(f"torch.export failed: {_exc_line(e)} (rerun with --debug for details)") from e
+        finally:
+            text = captured.getvalue()
+            if text and (args.debug or "def forward(" not in text):
+                err.write(text)
         elapsed = progress.elapsed()
         progress.say("exported" if ep is not None else
                      f"export failed: {'constraint violations' if isinstance(error, ConstraintViolationError) else 'data-dependent branch'}")
@@ -768,7 +833,7 @@ def _failure(error: Any, analysis: _Analysis | None) -> dict[str, Any]:
     fix_doc = None
     if isinstance(fixes, SuggestedFixes):
         fix_doc = {"modern": fixes.modern, "classic": fixes.classic, "checks": list(fixes.checks),
-                   "verified": fixes.verified}
+                   "verified": fixes.verified, "flags": fix_flags(fixes.fixed.spec)}
     stats = {}
     if analysis is not None:
         p = analysis.problem
@@ -779,6 +844,38 @@ def _failure(error: Any, analysis: _Analysis | None) -> dict[str, Any]:
             "relations": [analysis.text(r) for r in analysis.relations()] if analysis else [],
             "assumptions": _assumptions(analysis), "violations": violations, "fixes": fix_doc,
             "stats": stats, "message": str(error)}
+
+
+def fix_flags(fixed_spec: Any) -> list[str] | None:
+    """The ``--dynamic`` flags that declare a (fixed) spec, ranges on each Dim's first use
+    (None when a dim is not an affine function of one Dim)."""
+    import shlex
+
+    from shapes.printing import to_python
+
+    roots = {r.symbol: r for r in fixed_spec.roots}
+    names = {sym: r.name for sym, r in roots.items()}
+    done: set[str] = set()
+    flags = []
+    for decl in fixed_spec.decls:
+        head = f"{decl.dim.input_name}:{decl.dim.dim}"
+        if decl.expr is None:
+            flags.append(f"--dynamic {shlex.quote(head + ':auto')}")
+            continue
+        syms = list(decl.expr.free_symbols)
+        if len(syms) != 1 or syms[0] not in roots:
+            return None
+        root = roots[syms[0]]
+        text = to_python(decl.expr, names).replace(" ", "")
+        rng = ""
+        if root.name not in done:
+            done.add(root.name)
+            if root.hi is not None:
+                rng = f":{root.lo}:{root.hi}"
+            elif root.lo:
+                rng = f":{root.lo}"
+        flags.append(f"--dynamic {shlex.quote(f'{head}:{text}{rng}')}")
+    return flags
 
 
 def _assumptions(analysis: _Analysis | None) -> list[str]:
@@ -826,6 +923,13 @@ def _print_report(doc: Mapping[str, Any], error: Any, out: TextIO) -> None:
             p("")
             p("The fix was verified: re-exporting with it succeeds." if fixes["verified"]
               else "The fix is not verified: re-exporting with it did not succeed.")
+            if fixes.get("flags") == [] and not fixes["checks"]:
+                p("")
+                p("Suggested flags: none (export with static shapes)")
+            elif fixes.get("flags"):
+                p("")
+                p("Suggested flags (replace the --dynamic/--constraint flags with these):")
+                p("    " + " ".join(fixes["flags"]))
     if doc.get("out"):
         p("")
         p(f"Saved the exported program to {doc['out']}")
@@ -895,8 +999,10 @@ def _cmd_replay(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if answers["relations"]:
         p("")
         p("Relations:")
+        pattern = re.compile(r"\b(" + "|".join(map(re.escape, sorted(shown, key=len, reverse=True))) + r")\b") \
+            if shown else None
         for r in answers["relations"]:
-            p(f"  {r}")
+            p(f"  {pattern.sub(lambda m: shown[m[1]], r) if pattern else r}")
     if answers["congruences"]:
         p("")
         p("Congruences:")

@@ -74,6 +74,9 @@ class SolverBridge(tc.BaseDecider):
         self.specializations: list[Specialization] = []
         self.inline_kind: str | None = None
         self.torch_reports: list[str] = []
+        self.zero_one_notes: list[str] = []
+        self._zero_one_seen: set[sympy.Basic] = set()
+        self._spec_solver: Solver | None = None
         self._converted: dict[sympy.Basic, sympy.Basic | None] = {}
         self._names: dict[sympy.Symbol, str] = {}
         self.root_syms: dict[str, sympy.Symbol] = {}
@@ -191,9 +194,38 @@ class SolverBridge(tc.BaseDecider):
             self.stats.routed += 1
             if hint is None:
                 return self._unhinted(rel, api)
-            return self.solver.guard(rel, hint, lambda: self._reason(rel, api))
+            answer = self.solver.guard(rel, hint, lambda: self._reason(rel, api))
+            if api == "guard_bool" and rel not in self._zero_one_seen:
+                self._note_zero_one(rel, answer)
+            return answer
         finally:
             self.stats.seconds += time.perf_counter() - start
+
+    def _note_zero_one(self, rel: sympy.Basic, answer: bool) -> None:
+        """A user branch comparing a dim with 0 or 1, decided only by torch's >= 2 assumption:
+        the program will reject sizes 0/1; say so, with the line."""
+        self._zero_one_seen.add(rel)
+        if not isinstance(rel, (sympy.Eq, sympy.Ne, sympy.Lt, sympy.Le, sympy.Gt, sympy.Ge)):
+            return
+        sym, const = rel.lhs, rel.rhs
+        if not (sym in self._names and const.is_Integer and int(const) in (0, 1, 2)):
+            return
+        spec_lo = self.spec_lower_bound(sym)
+        if spec_lo is None or spec_lo >= 2:
+            return
+        frame = user_frame()
+        where = f" at {frame.origin}: {frame.code}" if frame else ""
+        self.zero_one_notes.append(
+            f"{self._text(rel)} was decided {answer}{where}, only because export assumes "
+            f"{self._names[sym]} >= 2 (sizes 0 and 1 are specialized while tracing); the program "
+            f"rejects {self._names[sym]} < 2 at run time. If size {int(const)} matters, handle it "
+            "before calling the exported program or make the dim static.")
+
+    def spec_lower_bound(self, sym: sympy.Symbol) -> int | None:
+        """The lower bound the user's spec alone gives a symbol."""
+        if self._spec_solver is None:
+            self._spec_solver = self.solver.replica(kinds=("spec",))
+        return self._spec_solver.bounds(sym)[0]
 
     def on_static(self, expr: sympy.Basic) -> bool | None:
         rel = self._convert(expr)

@@ -38,16 +38,18 @@ class Report:
     assumptions: tuple[str, ...]
     stats: Mapping[str, Any] = field(default_factory=dict)
     problem: str | None = None
+    warnings: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return {"ranges": {k: list(v) for k, v in self.ranges.items()}, "classes": [list(c) for c in self.classes],
                 "relations": list(self.relations), "assumptions": list(self.assumptions),
-                "stats": dict(self.stats), "problem": self.problem}
+                "stats": dict(self.stats), "problem": self.problem, "warnings": list(self.warnings)}
 
     @staticmethod
     def from_dict(d: Mapping[str, Any]) -> Report:
         return Report({k: (v[0], v[1]) for k, v in d["ranges"].items()}, tuple(tuple(c) for c in d["classes"]),
-                      tuple(d["relations"]), tuple(d["assumptions"]), dict(d["stats"]), d.get("problem"))
+                      tuple(d["relations"]), tuple(d["assumptions"]), dict(d["stats"]), d.get("problem"),
+                      tuple(d.get("warnings", ())))
 
 
 class SymshapeProgram(ExportedProgram):
@@ -105,6 +107,7 @@ def finish(ep: ExportedProgram, bridge: SolverBridge, inputs: Inputs) -> Symshap
          "solver_seconds": round(bridge.stats.seconds, 6), "stages": dict(s.stats),
          "facts": len(s.facts), "guards": len(s.guards)},
         _problem(s),
+        tuple(bridge.zero_one_notes),
     )
     ep.__class__ = SymshapeProgram
     ep.equality_constraints = equalities  # type: ignore[attr-defined]

@@ -982,6 +982,12 @@ def _cmd_replay(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     p = lambda *a: print(*a, file=out)  # noqa: E731
     names = {s["name"]: s.get("source") or s["name"] for s in problem.get("symbols", [])}
     shown = {k: (v if _INPUT_DIM.match(v or "") else k) for k, v in names.items()}
+    pattern = re.compile(r"\b(" + "|".join(map(re.escape, sorted(shown, key=len, reverse=True))) + r")\b") \
+        if shown else None
+
+    def rename(text: str) -> str:
+        return pattern.sub(lambda m: shown[m[1]], text) if pattern else text
+
     st = answers["stats"]
     p(f"{args.file}: {st['symbols']} symbols, {st['facts']} facts, {st['guards']} guards "
       f"({', '.join(f'{n} {k}' for k, n in st['guards_decided'].items())}), {st['violations']} violations")
@@ -999,10 +1005,8 @@ def _cmd_replay(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if answers["relations"]:
         p("")
         p("Relations:")
-        pattern = re.compile(r"\b(" + "|".join(map(re.escape, sorted(shown, key=len, reverse=True))) + r")\b") \
-            if shown else None
         for r in answers["relations"]:
-            p(f"  {pattern.sub(lambda m: shown[m[1]], r) if pattern else r}")
+            p(f"  {rename(r)}")
     if answers["congruences"]:
         p("")
         p("Congruences:")
@@ -1014,7 +1018,7 @@ def _cmd_replay(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         for v in answers["violations"]:
             r = v["reason"]
             where = f" at {r['origin']}" if r.get("origin") else ""
-            p(f"  {v['rel']}{where} [{v['truth_under_spec']} under the spec]")
+            p(f"  {rename(v['rel'])}{where} [{v['truth_under_spec']} under the spec]")
     return EXIT_OK
 
 

@@ -1,0 +1,38 @@
+"""Small models that export with dynamic shapes."""
+
+import torch
+
+
+class AddRows(torch.nn.Module):
+    def forward(self, x, y):
+        return x + y[:, :3].sum(dim=1, keepdim=True), x.reshape(-1)
+
+
+def make():
+    return AddRows(), (torch.randn(4, 3), torch.randn(4, 5))
+
+
+def nested(x, d, scale=2):
+    return x * scale + d["a"].sum() + d["b"][0]
+
+
+def make_nested():
+    return nested, (torch.randn(4, 3),), {"d": {"a": torch.randn(6), "b": [torch.randn(4, 3)]}}
+
+
+def make_broken():
+    raise RuntimeError("cannot build the model today")
+
+
+def make_wrong():
+    return torch.nn.Identity()
+
+
+def data_dependent(x):
+    if x.sum().item() > 0:
+        return x + 1
+    return x - 1
+
+
+def make_data_dependent():
+    return data_dependent, (torch.ones(4, 3),)

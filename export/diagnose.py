@@ -132,23 +132,20 @@ def blocking_violations(bridge: SolverBridge, spec: Spec) -> list[Fact]:
     user = {sym for sym in bridge.dim_syms.values() if sym not in bridge.auto_syms}
     user |= {r.symbol for r in spec.roots}
     dynamic = {bridge.dim_syms[d.dim] for d in spec.decls if d.mode == "dynamic" and d.dim in bridge.dim_syms}
-    out = []
-    for v in bridge.solver.violations():
-        f = v.fact
+
+    def may_block(f: Fact) -> bool:
         syms = f.rel.free_symbols
         if not syms & user or syms & bridge.internal_syms:
-            continue
+            return False
+        op = f.reason.op or ""
         if f.reason.kind == "trace_assumption":
-            if f.reason.op and f.reason.op.startswith("torch specialized"):
-                if syms & dynamic:
-                    out.append(f)
-                continue
-            if f.reason.op and f.reason.op.startswith("torch assumes sizes >= 2"):
-                continue
-        if _adapts(f.rel, bridge.auto_syms):
-            continue
-        out.append(f)
-    return out
+            if op.startswith("torch specialized"):
+                return bool(syms & dynamic)
+            if op.startswith("torch assumes sizes >= 2"):
+                return False  # enforced by the program's ranges and runtime checks
+        return not _adapts(f.rel, bridge.auto_syms)
+
+    return [v.fact for v in bridge.solver.violations(only=may_block)]
 
 
 def _adapts(rel: sympy.Basic, auto: set[sympy.Symbol]) -> bool:

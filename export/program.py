@@ -9,6 +9,7 @@ checks for the lower bounds torch leaves unchecked, and attaches the seed's
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -53,10 +54,22 @@ class Report:
 
 
 class SymshapeProgram(ExportedProgram):
-    """An ExportedProgram with ``equality_constraints`` and a symshape :class:`Report`."""
+    """An ExportedProgram with ``equality_constraints`` and a symshape :class:`Report`.
+
+    The report's solver problem (JSON) is rendered on first access: most exports never
+    need it, and printing every guard costs about as much as the rest of the report.
+    """
 
     equality_constraints: list[tuple[InputDim, InputDim]]
-    symshape: Report
+
+    @property
+    def symshape(self) -> Report:
+        report: Report = self.__dict__["_symshape_report"]
+        solver = self.__dict__.pop("_symshape_solver", None)
+        if solver is not None:
+            report = dataclasses.replace(report, problem=_problem(solver))
+            self.__dict__["_symshape_report"] = report
+        return report
 
     def __str__(self) -> str:
         text = super().__str__()
@@ -106,12 +119,19 @@ def finish(ep: ExportedProgram, bridge: SolverBridge, inputs: Inputs) -> Symshap
         {"asked": bridge.stats.asked, "routed": bridge.stats.routed, "to_torch": bridge.stats.to_torch,
          "solver_seconds": round(bridge.stats.seconds, 6), "stages": dict(s.stats),
          "facts": len(s.facts), "guards": len(s.guards)},
-        _problem(s),
+        None,
         tuple(bridge.zero_one_notes),
     )
+    return _attach(ep, equalities, report, s)
+
+
+def _attach(ep: ExportedProgram, equalities: list[tuple[InputDim, InputDim]], report: Report,
+            solver: Solver | None = None) -> SymshapeProgram:
     ep.__class__ = SymshapeProgram
     ep.equality_constraints = equalities  # type: ignore[attr-defined]
-    ep.symshape = report  # type: ignore[attr-defined]
+    ep.__dict__["_symshape_report"] = report
+    if solver is not None:
+        ep.__dict__["_symshape_solver"] = solver
     return ep  # type: ignore[return-value]
 
 
@@ -149,9 +169,8 @@ def load(f: str | IO[bytes]) -> ExportedProgram:
     ep = torch.export.load(f, extra_files=extra)
     if extra[_EXTRA]:
         data = json.loads(extra[_EXTRA])
-        ep.__class__ = SymshapeProgram
-        ep.equality_constraints = [(InputDim(*a), InputDim(*b)) for a, b in data["equality_constraints"]]  # type: ignore[attr-defined]
-        ep.symshape = Report.from_dict(data["report"])  # type: ignore[attr-defined]
+        equalities = [(InputDim(*a), InputDim(*b)) for a, b in data["equality_constraints"]]
+        return _attach(ep, equalities, Report.from_dict(data["report"]))
     return ep
 
 

@@ -742,15 +742,21 @@ class Solver:
                 out.append((root, m, r))
         return tuple(out)
 
-    def violations(self) -> tuple[Violation, ...]:
-        """Guard facts (and trace assumptions) that the ``spec`` facts alone do not imply."""
+    def violations(self, only: Callable[[Fact], bool] | None = None) -> tuple[Violation, ...]:
+        """Guard facts (and trace assumptions) that the ``spec`` facts alone do not imply.
+
+        ``only`` restricts which non-spec facts are checked (the others are skipped); with
+        nothing to check, no spec-only solver is built.
+        """
+        todo = [f for f in self._facts if f.reason.kind != "spec" and (only is None or only(f))]
+        if not todo:
+            return ()
         spec = self.replica(kinds=("spec",))
         out = []
-        for f in self._facts:
-            if f.reason.kind != "spec":
-                t = spec.decide(f.rel)
-                if t is not Truth.TRUE:
-                    out.append(Violation(f, t))
+        for f in todo:
+            t = spec.decide(f.rel)
+            if t is not Truth.TRUE:
+                out.append(Violation(f, t))
         return tuple(out)
 
     def replica(

@@ -34,12 +34,33 @@ class Smt:
     """One incremental Z3 solver holding the facts, with push/pop scopes."""
 
     def __init__(self, rlimit: int = DEFAULT_RLIMIT) -> None:
-        self.ctx = z3.Context()
         self.rlimit = rlimit
-        self._solver = self._new_solver()
+        self._ctx: z3.Context | None = None  # built on the first query: most solvers never need Z3
+        self._live: z3.Solver | None = None
+        self._pending: list[list[sympy.Basic]] = [[]]  # facts per scope level, until Z3 is built
         self._vars: dict[sympy.Symbol, z3.ArithRef] = {}
         self._cache: dict[sympy.Basic, z3.ExprRef] = {}
         self.queries = 0
+
+    @property
+    def ctx(self) -> z3.Context:
+        if self._ctx is None:
+            self._ctx = z3.Context()
+        return self._ctx
+
+    @property
+    def _solver(self) -> z3.Solver:
+        """The incremental solver, built on first use with the facts and scopes so far."""
+        if self._live is None:
+            live = self._new_solver()
+            for level, facts in enumerate(self._pending):
+                if level:
+                    live.push()
+                for f in facts:
+                    live.add(self.translate(f))
+            self._live = live
+            self._pending = []
+        return self._live
 
     def _new_solver(self) -> z3.Solver:
         s = z3.Solver(ctx=self.ctx)
@@ -118,13 +139,22 @@ class Smt:
 
     # -- facts and queries -------------------------------------------------------------
     def add(self, rel: sympy.Basic) -> None:
-        self._solver.add(self.translate(rel))
+        if self._live is None:
+            self._pending[-1].append(rel)
+        else:
+            self._live.add(self.translate(rel))
 
     def push(self) -> None:
-        self._solver.push()
+        if self._live is None:
+            self._pending.append([])
+        else:
+            self._live.push()
 
     def pop(self) -> None:
-        self._solver.pop()
+        if self._live is None:
+            self._pending.pop()
+        else:
+            self._live.pop()
 
     def check(self, extra: Sequence[z3.ExprRef] = ()) -> str:
         """``'sat'``, ``'unsat'`` or ``'unknown'`` for the facts plus ``extra``."""

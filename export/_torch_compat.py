@@ -107,6 +107,7 @@ __all__ = [
     "set_range_constraints",
     "add_size_asserts",
     "dynamo_stack",
+    "symbol_origin_frames",
     "value_range",
     "range_bounds",
     "symbol_kind",
@@ -641,3 +642,16 @@ def dynamo_stack() -> list[tuple[str, int, str, str]]:
             line = linecache.getline(fr.filename, fr.lineno).strip()
         out.append((fr.filename, fr.lineno or 0, fr.name, line.strip()))
     return out
+
+
+def symbol_origin_frames(env: Any, sym: sympy.Symbol) -> list[tuple[str, int, str, str]]:
+    """Where torch allocated an unbacked symbol (the ``.item()`` call), innermost last:
+    ``(file, line, function, code)``; empty when torch did not record it."""
+    captured = getattr(env, "var_to_stack", {}).get(sym)
+    if captured is None:
+        return []
+    try:
+        summary = captured.summary()
+    except Exception:  # noqa: BLE001 - a best-effort location
+        return []
+    return [(fr.filename, fr.lineno or 0, fr.name, (fr.line or "").strip()) for fr in summary]

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import inspect
+import io
+import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -82,9 +85,11 @@ def _run(f: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any] | 
     module = _as_module(f)
     bridge = SolverBridge(spec, inputs)
     torch_shapes = spec.torch_dynamic_shapes(inputs) if spec.decls else None
+    captured = io.StringIO()
     with tc.route_shape_env(bridge):
         try:
-            ep = torch.export.export(module, args, kwargs, dynamic_shapes=torch_shapes, strict=strict)
+            with contextlib.redirect_stderr(captured):
+                ep = torch.export.export(module, args, kwargs, dynamic_shapes=torch_shapes, strict=strict)
         except ExportError:
             raise
         except HintMismatchError as e:
@@ -92,8 +97,11 @@ def _run(f: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any] | 
         except Exception as e:  # noqa: BLE001 - translated into a user-facing error below
             translated = data_dependent_error(e, bridge)
             if translated is not None:
+                _replay_stderr(captured.getvalue(), drop=str(getattr(e, "partial_fx_graph", "")))
                 raise translated from None
+            _replay_stderr(captured.getvalue())
             raise
+    _replay_stderr(captured.getvalue())
     retry = None
     if verify:
         def rerun(new_args: tuple[Any, ...], new_kwargs: dict[str, Any] | None, new_spec: Spec) -> Any:
@@ -104,6 +112,15 @@ def _run(f: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any] | 
     if error is not None:
         raise error
     return finish(ep, bridge, inputs)
+
+
+def _replay_stderr(text: str, drop: str = "") -> None:
+    """Pass on what torch printed while tracing, minus the partial graph it dumps on an
+    error that symshape explains itself."""
+    if drop:
+        text = text.replace(drop, "").strip("\n")
+    if text:
+        sys.stderr.write(text if text.endswith("\n") else text + "\n")
 
 
 def _bridge_of(value: Any) -> SolverBridge | None:

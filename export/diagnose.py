@@ -8,6 +8,7 @@ on an ``AUTO`` dim, or a range torch assumes and the program enforces, is not an
 
 from __future__ import annotations
 
+import re
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -312,7 +313,7 @@ def _fixes(bridge: SolverBridge, spec: Spec, inputs: Inputs, retry: Retry | None
 # -- data-dependent errors -----------------------------------------------------------------------
 
 def data_dependent_error(e: BaseException, bridge: SolverBridge) -> DataDependentError | None:
-    """Explain torch's data-dependent guard error: which value, where, what to add."""
+    """Explain torch's data-dependent guard error: which value, where, and the line to add."""
     chain = []
     x: BaseException | None = e
     while x is not None and x not in chain:
@@ -323,18 +324,46 @@ def data_dependent_error(e: BaseException, bridge: SolverBridge) -> DataDependen
         return None
     cond = getattr(dd, "cond", None)
     rel = bridge._convert(cond) if cond is not None else None  # noqa: SLF001
-    names = {s: str(s) for s in (rel.free_symbols if rel is not None else ())}
     where = _user_origin(e)
+    values = sorted((cond.free_symbols if cond is not None else set()), key=str)
+    made = {s: _allocation(bridge, s) for s in values}
+    names = {bridge.sym_map.get(s, s): (made[s][1] if made[s] and made[s][1] else str(s)) for s in values}
     shown = _plain(rel, names) if rel is not None else (str(cond) if cond is not None else "a data-dependent value")
-    msg = [f"Could not decide {shown}: it depends on tensor data (.item(), nonzero, ...) that export cannot see"
-           + (f", at {where}" if where else "") + "."]
-    msg.append("Tell export what holds, right after the value is computed, e.g.:")
-    unbacked = sorted((s for s in names if str(s).startswith("u")), key=str)
-    for s in unbacked:
-        msg.append(f"    torch._check({s} >= 0)  # or export.constrain_as_size({s}, min=..., max=...)")
+    msg = [f"Could not decide {shown}" + (f" at {where}" if where else "")
+           + ": it depends on tensor data that export cannot see."]
+    for s in values:
+        alloc = made[s]
+        if alloc is not None:
+            origin, var, code = alloc
+            msg.append(f"  {var or s} comes from {code} at {origin}.")
+    msg.append("Say what holds, right after the value is computed:")
+    for s in values:
+        alloc = made[s]
+        var = (alloc[1] if alloc else None) or str(s)
+        after = f"  # after {alloc[0]}" if alloc else ""
+        if tc.symbol_kind(s) == "unbacked":
+            msg.append(f"    export.constrain_as_value({var}, min=..., max=...){after}")
+            msg.append(f"    export.constrain_as_size({var}, min=..., max=...)   # if {var} is used as a size")
+        else:
+            msg.append(f"    torch._check(...)  # a condition on {var}{after}")
     if rel is not None:
-        msg.append(f"    torch._check({shown})  # if it always holds")
+        msg.append(f"or, if it always holds: torch._check({shown})")
+    msg.append("If both branches are needed, use torch.cond(pred, true_fn, false_fn, operands) instead of `if`.")
     return DataDependentError("\n".join(msg))
+
+
+def _allocation(bridge: SolverBridge, sym: sympy.Symbol) -> tuple[str, str | None, str] | None:
+    """``(file:line, variable, code)`` where an unbacked value was made (``v = x.item()``)."""
+    frame = bridge.unbacked_origins.get(sym)
+    if frame is None:
+        for filename, lineno, function, code in reversed(tc.symbol_origin_frames(bridge.env, sym)):
+            if is_user_file(filename):
+                frame = UserFrame(filename, lineno, function, code)
+                break
+    if frame is None:
+        return None
+    m = re.match(r"\s*([A-Za-z_][A-Za-z_0-9]*)\s*=[^=]", frame.code)
+    return frame.origin, (m[1] if m else None), frame.code
 
 
 def _user_origin(e: BaseException) -> str | None:

@@ -75,6 +75,7 @@ class SolverBridge(tc.BaseDecider):
         self.inline_kind: str | None = None
         self.torch_reports: list[str] = []
         self.zero_one_notes: list[str] = []
+        self.unbacked_origins: dict[sympy.Symbol, Any] = {}  # torch symbol -> UserFrame of its .item()
         self._zero_one_seen: set[sympy.Basic] = set()
         self._spec_solver: Solver | None = None
         self._converted: dict[sympy.Basic, sympy.Basic | None] = {}
@@ -164,9 +165,11 @@ class SolverBridge(tc.BaseDecider):
     def on_range_update(self, symbol: sympy.Symbol, lo: int | None, hi: int | None) -> None:
         expr = self.sym_map.get(symbol)
         if expr is None:
-            if self.env is None or tc.symbol_kind(symbol) != "unbacked":
+            if self.env is None or tc.symbol_kind(symbol) not in ("unbacked", "float"):
                 return
             expr = self._declare_unbacked(symbol)
+        if tc.symbol_kind(symbol) == "float":
+            return  # float values are outside the integer solver; torch keeps their ranges
         kind = self.inline_kind or "trace_assumption"
         for rel, text in ((None if lo is None else sympy.Ge(expr, lo), f">= {lo}"),
                           (None if hi is None else sympy.Le(expr, hi), f"<= {hi}")):
@@ -174,7 +177,8 @@ class SolverBridge(tc.BaseDecider):
                 continue
             name = self._names.get(expr, str(expr))
             op = "torch assumes sizes >= 2 (0/1 specialization)" if (lo == 2 and text == ">= 2") else "range"
-            self._assume(rel, Reason(kind, f"{name} {text}", self._origin(), op))
+            origin = self._origin() if tc.symbol_kind(symbol) == "unbacked" else None  # inputs: no user line
+            self._assume(rel, Reason(kind, f"{name} {text}", origin, op))
 
     def on_constraint_violation(self, message: str) -> bool:
         """torch's own "Constraints violated" report: kept for reference, never shown; the
@@ -273,6 +277,9 @@ class SolverBridge(tc.BaseDecider):
         out = self.solver.symbol(sym.name, None, None, source=f"{sym.name} (a data-dependent value)")
         self.sym_map[sym] = out
         self._names[out] = sym.name
+        frame = user_frame()  # torch announces an unbacked symbol as it is made: at the .item()
+        if frame is not None:
+            self.unbacked_origins[sym] = frame
         return out
 
     def _assume(self, rel: sympy.Basic, reason: Reason) -> None:

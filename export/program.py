@@ -21,6 +21,7 @@ from torch.export import ExportedProgram
 from export import _torch_compat as tc
 from export.guards import SolverBridge
 from export.inputs import Inputs
+from shapes.printing import to_python
 from shapes.spec import InputDim
 from solver import Solver
 
@@ -114,7 +115,7 @@ def finish(ep: ExportedProgram, bridge: SolverBridge, inputs: Inputs) -> Symshap
     report = Report(
         dim_ranges,
         tuple(tuple(bridge.names().get(x, str(x)) for x in cls) for cls in s.classes() if len(cls) > 1),
-        tuple(str(r) for r in s.relations()),
+        tuple(_relation_text(r, bridge.names()) for r in s.relations()),
         tuple(f"{f.reason.text}: {f.reason.op}" for f in s.facts if f.reason.kind == "trace_assumption"),
         {"asked": bridge.stats.asked, "routed": bridge.stats.routed, "to_torch": bridge.stats.to_torch,
          "solver_seconds": round(bridge.stats.seconds, 6), "stages": dict(s.stats),
@@ -123,6 +124,13 @@ def finish(ep: ExportedProgram, bridge: SolverBridge, inputs: Inputs) -> Symshap
         tuple(bridge.zero_one_notes),
     )
     return _attach(ep, equalities, report, s)
+
+
+def _relation_text(rel: Any, names: Mapping[Any, str]) -> str:
+    try:
+        return to_python(rel, names)
+    except Exception:  # noqa: BLE001 - a report line must never fail the export
+        return str(rel)
 
 
 def _attach(ep: ExportedProgram, equalities: list[tuple[InputDim, InputDim]], report: Report,

@@ -426,23 +426,34 @@ class Solver:
         return self._uf.data(root).cong
 
     def _exact_single(self, op: str, d: sympy.Expr) -> Truth | None:
-        """UNKNOWN for ``a*r + c op 0`` when both outcomes occur in a clean class."""
+        """UNKNOWN for linear ``d op 0`` over independent clean classes when both outcomes
+        occur (intervals having failed to decide it)."""
         lin = stages.linear_terms(d)
-        if lin is None or len(lin[0]) != 1:
+        if lin is None or not lin[0]:
             return None
-        (r, a), = lin[0].items()
-        if r in self._dirty_roots():
+        coeffs, c = lin
+        dirty = self._dirty_roots()
+        if any(r in dirty for r in coeffs):
             return None
-        data = self._uf.data(r)
         if op == ">=":
-            return Truth.UNKNOWN  # intervals could not decide; endpoints are feasible values
-        c = lin[1]
-        if (-c) % a or ((-c) // a) in data.excluded:
-            return None  # intervals/congruences will say FALSE/TRUE
-        v = (-c) // a
-        lo, hi = data.range
-        if lo <= v <= hi and (v - data.cong[1]) % data.cong[0] == 0 and lo != hi:
+            # the corners of the box are feasible (range ends are feasible values of a clean
+            # class, and the classes are independent): d's extremes occur on both sides of 0
             return Truth.UNKNOWN
+        if len(coeffs) == 1:
+            (r, a), = coeffs.items()
+            data = self._uf.data(r)
+            if (-c) % a or ((-c) // a) in data.excluded:
+                return None  # intervals/congruences will say FALSE/TRUE
+            v = (-c) // a
+            lo, hi = data.range
+            if lo <= v <= hi and (v - data.cong[1]) % data.cong[0] == 0 and lo != hi:
+                return Truth.UNKNOWN
+            return None
+        if all(abs(a) == 1 and self._uf.data(r).exact for r, a in coeffs.items()):
+            # unit coefficients over gap-free ranges: d takes every integer in [lo, hi]
+            lo, hi = bound(d, self._range_lookup)
+            if lo <= 0 <= hi and lo < hi:
+                return Truth.UNKNOWN
         return None
 
     def _decide_bool(self, rel: sympy.Basic) -> Truth | None:

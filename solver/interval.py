@@ -101,6 +101,8 @@ def _mod_iv(a: Interval, b: Interval) -> Interval:
             return (0, k - 1) if a[0] < 0 else (0, min(k - 1, a[1]))
         return (k + 1, 0)
     if b[0] > 0:
+        if a[0] >= 0 and a[1] < b[0]:
+            return a  # 0 <= a < b: Mod(a, b) is a
         hi = b[1] - 1
         return (0, hi) if a[0] < 0 else (0, min(hi, a[1]))
     if b[1] < 0:

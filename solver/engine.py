@@ -383,6 +383,9 @@ class Solver:
             if t is not None:
                 return t, "boolean"
             return self._decide_smt(rel)
+        t = self._quick_interval(rel)
+        if t is not None:
+            return t, "interval"
         rooted = self._to_roots(rel)
         if rooted is sympy.true or rooted is sympy.false:
             return Truth.of(rooted is sympy.true), "union_find"
@@ -418,6 +421,32 @@ class Solver:
             hit = stages.normalize(*as_difference(rooted), self._range_lookup)
             self._norm[rooted] = hit
         return hit
+
+    def _quick_interval(self, rel: sympy.Basic) -> Truth | None:
+        """Compare interval bounds of the two sides as written (no rewriting): settles most
+        size checks (``Ne(Min(32, 32*s), 32)``) before any sympy algebra."""
+        try:
+            lo1, hi1 = bound(rel.lhs, self._uf.range_of)
+            lo2, hi2 = bound(rel.rhs, self._uf.range_of)
+        except (UnsupportedExpressionError, ZeroDivisionError, TypeError):
+            return None
+        if isinstance(rel, (sympy.Eq, sympy.Ne)):
+            if hi1 < lo2 or hi2 < lo1:
+                t = Truth.FALSE
+            elif lo1 == hi1 == lo2 == hi2:
+                t = Truth.TRUE
+            else:
+                return None
+            return t if isinstance(rel, sympy.Eq) else t.negate()
+        if isinstance(rel, (sympy.Lt, sympy.Gt)):
+            small, big = ((lo1, hi1), (lo2, hi2)) if isinstance(rel, sympy.Lt) else ((lo2, hi2), (lo1, hi1))
+            if small[1] < big[0]:
+                return Truth.TRUE
+            return Truth.FALSE if small[0] >= big[1] else None
+        small, big = ((lo1, hi1), (lo2, hi2)) if isinstance(rel, sympy.Le) else ((lo2, hi2), (lo1, hi1))
+        if small[1] <= big[0]:
+            return Truth.TRUE
+        return Truth.FALSE if small[0] > big[1] else None
 
     def _range_lookup(self, root: sympy.Symbol) -> Interval:
         return self._uf.data(root).range

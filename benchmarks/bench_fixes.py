@@ -1,0 +1,183 @@
+"""Benchmark the corpus (tests/corpus) through vanilla torch.export and symshape.
+
+Per case and per exporter:
+  verdict  correct verdict (tests/corpus/expectations.py): ok exports; violation / specialized /
+           data_dependent fail the export (a violation that exports is silent narrowing: wrong);
+           for vanilla's silently-wrong cases, the export fails or the program rejects the
+           offending input
+  fix      the suggested fix, applied, re-exports. torch: the case's torch_fix_spec when given,
+           else torch's "Suggested fixes" applied with refine_dynamic_shapes_from_suggested_fixes;
+           symshape: fixes.apply(spec) with the suggested torch._check lines pasted into forward
+  weakest  the fixed program accepts every must-admit size and matches eager there
+  time     seconds of the first export
+
+Usage: python benchmarks/bench_fixes.py [--quick] [--case ID ...]
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+import warnings
+from pathlib import Path
+from typing import Any, Optional
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests" / "corpus"))
+
+import torch  # noqa: E402
+
+import expectations as E  # noqa: E402
+import export  # noqa: E402
+
+QUICK = ("branch_le6_range", "slice_from5_min", "masked_fill_mask_dims", "cat_sum_const10", "tutorial_wxyz",
+         "derived_stride_2x_plus1", "patch_pos_product", "flatten_hw_product", "batch1_named_dim",
+         "broadcast_size1", "item_clamp_branch", "eq1_branch_silently_wrong", "mlp_dynamic_batch")
+
+YES, NO, NA = "yes", "NO", "-"
+
+
+def _quiet(fn, *a, **k):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return fn(*a, **k)
+
+
+def _try(fn, *a, **k) -> tuple[Any, Optional[BaseException], float]:
+    t = time.perf_counter()
+    try:
+        out = _quiet(fn, *a, **k)
+        return out, None, time.perf_counter() - t
+    except Exception as e:  # noqa: BLE001
+        return None, e, time.perf_counter() - t
+
+
+def _verdict_ok(case: Any, exp: Any, ep: Any, err: Optional[BaseException], symshape: bool) -> bool:
+    if exp.verdict == "ok":
+        return err is None
+    if exp.verdict == "rejects_at_runtime":
+        if err is not None:
+            return not symshape or isinstance(err, export.ConstraintViolationError)
+        args, _ = case.offending()
+        return E.rejects(ep, args)
+    if err is None:
+        return False
+    if not symshape:
+        return True
+    if exp.verdict == "data_dependent":
+        return isinstance(err, export.DataDependentError)
+    if not isinstance(err, export.ConstraintViolationError):
+        return False
+    special = bool(err.causes) and all(c.kind == "specialized" for c in err.causes)
+    return special == (exp.verdict == "specialized")
+
+
+def _weakest(ep: Any, model: Any, args: tuple, exp: Any) -> bool:
+    return all(E.runs_like_eager(ep, model, E.inputs_at(model, args, s, exp.make)) is None for s in exp.admit)
+
+
+def _torch_fix(case: Any, model: Any, args: tuple, kwargs: dict, err: BaseException) -> Optional[Any]:
+    if case.torch_fix_spec is not None:
+        try:
+            return case.torch_fix_spec()
+        except Exception:  # noqa: BLE001 - e.g. "Attempted to negate": torch's fix cannot be built
+            return "unbuildable"
+    if "Suggested fixes" not in str(err):
+        return None
+    from torch.export.dynamic_shapes import refine_dynamic_shapes_from_suggested_fixes
+    # keep only the fix lines: torch 2.13 appends a footer its own parser chokes on
+    lines = []
+    for line in str(err).split("Suggested fixes:", 1)[1].strip("\n").splitlines():
+        if not line.strip():
+            break
+        lines.append(line)
+    try:
+        return refine_dynamic_shapes_from_suggested_fixes("Suggested fixes:\n" + "\n".join(lines),
+                                                          case.dynamic_shapes())
+    except Exception:  # noqa: BLE001 - an unparsable / unbuildable suggestion is no fix
+        return "unbuildable"
+
+
+def bench_case(case: Any) -> dict[str, Any]:
+    exp = E.EXPECT[case.id]
+    spec = case.dynamic_shapes if case.dynamic_shapes else (lambda: None)
+    row: dict[str, Any] = {"id": case.id, "expect": exp.verdict}
+
+    # -- vanilla torch ----------------------------------------------------------------------------
+    model, args, kwargs = case.build()
+    ep, err, secs = _try(torch.export.export, model, args, kwargs, dynamic_shapes=spec())
+    row["t_verdict"] = _verdict_ok(case, exp, ep, err, symshape=False)
+    row["t_time"] = secs
+    row["t_fix"] = row["t_weak"] = NA
+    if exp.verdict == "violation":
+        row["t_fix"] = row["t_weak"] = NO
+        fix = _torch_fix(case, model, args, kwargs, err) if err is not None else None
+        if fix is not None and fix != "unbuildable":
+            model2, args2, kwargs2 = case.build()
+            ep2, err2, _ = _try(torch.export.export, model2, args2, kwargs2, dynamic_shapes=fix)
+            if err2 is None:
+                row["t_fix"] = YES
+                row["t_weak"] = YES if _weakest(ep2, model2, args2, exp) else NO
+
+    # -- symshape ---------------------------------------------------------------------------------
+    model, args, kwargs = case.build()
+    ep, err, secs = _try(export.export, model, args, kwargs, dynamic_shapes=spec())
+    row["s_verdict"] = _verdict_ok(case, exp, ep, err, symshape=True)
+    row["s_time"] = secs
+    row["s_fix"] = row["s_weak"] = NA
+    row["s_claimed"] = None
+    if exp.verdict == "violation":
+        row["s_fix"] = row["s_weak"] = NO
+        fixes = getattr(err, "fixes", None)
+        if fixes is not None:
+            row["s_claimed"] = fixes.verified
+            wrapped = E.with_checks(model, tuple(fixes.checks))
+            ep2, err2, _ = _try(export.export, wrapped, args, kwargs, dynamic_shapes=fixes.apply(spec()))
+            if err2 is None:
+                row["s_fix"] = YES
+                row["s_weak"] = YES if _weakest(ep2, model, args, exp) else NO
+    return row
+
+
+def _mark(v: Any) -> str:
+    return YES if v is True else NO if v is False else str(v)
+
+
+def main(argv: Optional[list[str]] = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--quick", action="store_true", help=f"run {len(QUICK)} representative cases")
+    p.add_argument("--case", action="append", default=[], help="run only this case id (repeatable)")
+    a = p.parse_args(argv)
+    cases = E.load_cases().CASES
+    if a.case:
+        cases = [c for c in cases if c.id in a.case]
+    elif a.quick:
+        cases = [c for c in cases if c.id in QUICK]
+
+    head = f"{'case':28} {'expect':18} | {'torch: verdict fix weakest   time':34} | {'symshape: verdict fix weakest   time':36}"
+    print(head)
+    print("-" * len(head))
+    rows = []
+    for c in cases:
+        r = bench_case(c)
+        rows.append(r)
+        claimed = "" if r["s_claimed"] is None or (r["s_claimed"] == (r["s_fix"] == YES)) else \
+            f"  (symshape claims verified={r['s_claimed']})"
+        print(f"{r['id']:28} {r['expect']:18} | {_mark(r['t_verdict']):>14} {r['t_fix']:>3} {r['t_weak']:>7} "
+              f"{r['t_time']:6.2f} | {_mark(r['s_verdict']):>17} {r['s_fix']:>3} {r['s_weak']:>7} "
+              f"{r['s_time']:6.2f}{claimed}", flush=True)
+
+    viol = [r for r in rows if r["expect"] == "violation"]
+    print()
+    print(f"summary over {len(rows)} cases ({len(viol)} violations with a fix to suggest)")
+    print(f"{'':24} {'torch':>8} {'symshape':>9}")
+    print(f"{'verdict correct':24} {sum(r['t_verdict'] for r in rows):>8} {sum(r['s_verdict'] for r in rows):>9}")
+    print(f"{'fix correct (re-exports)':24} {sum(r['t_fix'] == YES for r in viol):>8} {sum(r['s_fix'] == YES for r in viol):>9}")
+    print(f"{'fix weakest (admits all)':24} {sum(r['t_weak'] == YES for r in viol):>8} {sum(r['s_weak'] == YES for r in viol):>9}")
+    print(f"{'total export time (s)':24} {sum(r['t_time'] for r in rows):>8.2f} {sum(r['s_time'] for r in rows):>9.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -27,6 +27,7 @@ from export.probe import probe_specializations, without_dims
 from export.spec import Spec
 from shapes.spec import InputDim
 from shapes.printing import to_python
+from shapes.relation import is_relation
 from shapes.spec import dynamic_dim as classic_dim
 from solver import Fact
 from solver.fixes import Fixes, SpecializeFix
@@ -328,6 +329,8 @@ def data_dependent_error(e: BaseException, bridge: SolverBridge) -> DataDependen
     values = sorted((cond.free_symbols if cond is not None else set()), key=str)
     made = {s: _allocation(bridge, s) for s in values}
     names = {bridge.sym_map.get(s, s): (made[s][1] if made[s] and made[s][1] else str(s)) for s in values}
+    if cond is not None and not is_relation(cond):
+        return _concrete_value_error(cond, made, names, bridge, where)
     shown = _plain(rel, names) if rel is not None else (str(cond) if cond is not None else "a data-dependent value")
     msg = [f"Could not decide {shown}" + (f" at {where}" if where else "")
            + ": it depends on tensor data that export cannot see."]
@@ -349,6 +352,22 @@ def data_dependent_error(e: BaseException, bridge: SolverBridge) -> DataDependen
     if rel is not None:
         msg.append(f"or, if it always holds: torch._check({shown})")
     msg.append("If both branches are needed, use torch.cond(pred, true_fn, false_fn, operands) instead of `if`.")
+    return DataDependentError("\n".join(msg))
+
+
+def _concrete_value_error(cond: sympy.Basic, made: dict[Any, Any], names: dict[Any, str], bridge: SolverBridge,
+                          where: str | None) -> DataDependentError:
+    """torch needed the concrete value of a data-dependent int (a loop count, a Python int)."""
+    expr = bridge.expression(cond)
+    shown = _plain(expr, names) if expr is not None else str(cond)
+    msg = [f"The model needs the concrete value of {shown}" + (f" at {where}" if where else "")
+           + " (a Python loop count or int), but it is computed from tensor data, which export cannot see."]
+    for alloc in made.values():
+        if alloc is not None:
+            msg.append(f"  {alloc[1] or shown} comes from {alloc[2]} at {alloc[0]}.")
+    msg.append("No constraint fixes this: a traced program has one fixed loop count. Rewrite the loop with "
+               "tensor operations, use torch._higher_order_ops.while_loop, or pass the value as a plain "
+               "int input (it is then specialized).")
     return DataDependentError("\n".join(msg))
 
 

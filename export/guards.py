@@ -24,6 +24,7 @@ from export.inputs import Inputs
 from export.provenance import user_frame
 from export.spec import Spec, _solve_affine
 from shapes.printing import to_python
+from shapes.relation import is_relation
 from shapes.spec import InputDim
 from solver import ContradictionError, Reason, Solver, Truth
 
@@ -248,13 +249,24 @@ class SolverBridge(tc.BaseDecider):
         self._assume(rel, Reason(kind, self._text(rel), self._origin(), "runtime check (torch._check)"))
         return True
 
+    def expression(self, expr: sympy.Expr) -> sympy.Expr | None:
+        """A torch size expression in solver symbols, or None when it cannot be converted."""
+        try:
+            return to_shapes(expr, self._symbol_for)
+        except UnsupportedGuardError:
+            return None
+
     def _convert(self, expr: sympy.Basic) -> sympy.Basic | None:
+        """The guard in the shapes language; None (torch decides) for what the solver cannot
+        take: unsupported functions, and values that are not relations."""
         if expr in self._converted:
             return self._converted[expr]
         try:
             out = to_shapes(expr, self._symbol_for)
         except UnsupportedGuardError as e:
             self.stats.unsupported.append(str(e))
+            out = None
+        if out is not None and not is_relation(out):
             out = None
         self._converted[expr] = out
         return out

@@ -96,7 +96,7 @@ def finish(ep: ExportedProgram, bridge: SolverBridge, inputs: Inputs) -> Symshap
     s = bridge.solver
     ranges = {}
     for sym in list(ep.range_constraints):
-        expr = bridge.sym_map.get(sym) or bridge._convert(sym)  # noqa: SLF001 - same package
+        expr = bridge.sym_map.get(sym) or bridge.expression(sym)
         if expr is None:
             continue
         ranges[sym] = s.bounds(expr)

@@ -140,7 +140,7 @@ def plain_words(rel: sympy.Basic, names: Mapping[sympy.Symbol, str]) -> str:
         target = -int(const)
         if target == 0:
             return f"{e} must {'' if op == '==' else 'not '}be divisible by {k}"
-        return f"{e} % {k} must {'' if op == '==' else 'not '}be {target}"
+        return f"{to_python(rest, names)} must {'' if op == '==' else 'not '}be {target}"
     terms = sympy.Add.make_args(rest)
     if len(terms) == 1:
         c, x = rest.as_coeff_Mul()

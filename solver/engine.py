@@ -26,7 +26,7 @@ import sympy
 
 from shapes.errors import UnsupportedExpressionError
 from shapes.expr import FloorDiv, canonical, check_supported, evaluate, int_symbol
-from shapes.relation import BOOL_TYPES, RELATION_TYPES, as_difference, negate
+from shapes.relation import BOOL_TYPES, RELATION_TYPES, as_difference, is_relation, negate
 from solver import codec, stages
 from solver.fixes import Fixes, synthesize
 from solver.congruence import solve_linear
@@ -326,6 +326,9 @@ class Solver:
         truth = self._decide_fast(rel)
         if truth is None:
             prepared = self._prepare(rel)
+            if not is_relation(prepared):
+                raise UnsupportedExpressionError(
+                    f"decide expects a relation (Eq, Ne, Lt, Le, Gt, Ge, And, Or, Not), got the expression {prepared}")
             truth, stage = self._decide(prepared)
             self.stats[stage] += 1
         (self._open if truth is Truth.UNKNOWN else self._cache)[rel] = truth

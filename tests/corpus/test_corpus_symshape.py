@@ -93,11 +93,6 @@ _xfail("test_specialized_message", ["broadcast_size1", "attn_mask_heads1"], _BRO
 _xfail("test_verdict", ["batch1_dim_auto_static"], _AUTO)
 _xfail("test_causes", ["batch1_dim_auto_static"], _AUTO)
 _xfail("test_specialized_message", ["batch1_dim_auto_static"], _AUTO)
-_xfail("test_verdict", ["item_loop_count"],
-       "a data-dependent trip count (range(n.item())) escapes as solver UnsupportedExpressionError "
-       "'u0 is not a comparison' instead of a DataDependentError")
-_xfail("test_data_dependent_message", ["item_loop_count"],
-       "UnsupportedExpressionError instead of DataDependentError (see test_verdict)")
 _xfail("test_data_dependent_message", ["item_clamp_branch"],
        "the guard k > x.size(0) is shown with the example value baked in ('Could not decide k > 6', "
        "'torch._check(k > 6)'); the message must name x.size(0) (expect_fix: torch._check(k <= x.shape[0]))")

@@ -19,7 +19,7 @@ import sympy
 from export import _torch_compat as tc
 from export.errors import ConstraintViolationError, DataDependentError, ExportError
 from export.fixspec import FixedSpec, apply_fixes
-from export.guards import SolverBridge
+from export.guards import POSITIVE_OP, SolverBridge
 from export.inputs import Inputs
 from export.provenance import UserFrame, is_user_file
 from export.render import plain_words, render_checks, render_classic, render_modern
@@ -137,13 +137,13 @@ def blocking_violations(bridge: SolverBridge, spec: Spec) -> list[Fact]:
 
     def may_block(f: Fact) -> bool:
         syms = f.rel.free_symbols
-        if not syms & user or syms & bridge.internal_syms:
-            return False
+        if not syms & user or syms & (bridge.internal_syms | bridge.unbacked_syms):
+            return False  # torch's own bookkeeping, or a runtime check on data (in the graph)
         op = f.reason.op or ""
         if f.reason.kind == "trace_assumption":
             if op.startswith("torch specialized"):
                 return bool(syms & dynamic)
-            if op.startswith("torch assumes sizes >= 2"):
+            if op.startswith("torch assumes sizes >= 2") or op == POSITIVE_OP:
                 return False  # enforced by the program's ranges and runtime checks
         return not _adapts(f.rel, bridge.auto_syms)
 
@@ -289,13 +289,12 @@ def _json(bridge: SolverBridge) -> str | None:
 
 
 def _fixes(bridge: SolverBridge, spec: Spec, inputs: Inputs, retry: Retry | None) -> SuggestedFixes:
-    solver = bridge.solver.replica(kinds=("spec", "guard", "trace_assumption"),
-                                   keep=lambda f: not (f.reason.op or "").startswith("torch specialized"))
+    solver = bridge.solver.replica(kinds=("spec", "guard", "trace_assumption"), keep=bridge.about_inputs)
     records = solver.suggest()
     fixed = apply_fixes(spec, bridge, records)
     verified = False
     for _ in range(3):
-        if retry is None or fixed.checks:
+        if retry is None:
             break
         try:
             retry.reexport(fixed.spec)

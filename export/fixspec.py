@@ -155,7 +155,7 @@ class _Rewriter:
             used |= {s.name for s in e.free_symbols}
             decls.append(DimDecl(d.dim, d.mode, e, d.text))
         roots = tuple(RootDim(n, lo, hi, self.texts.get(n, n)) for n, (lo, hi) in self.ranges.items() if n in used)
-        return FixedSpec(Spec(self.api, roots, tuple(decls)), tuple(checks), tuple(unexpressed))
+        return FixedSpec(Spec(self.api, roots, tuple(decls), tuple(checks)), tuple(checks), tuple(unexpressed))
 
 
 def apply_fixes(spec: Spec, bridge: SolverBridge, fixes: Fixes) -> FixedSpec:

@@ -10,6 +10,7 @@ facts, so nothing the trace relied on is left out of the solver's view.
 
 from __future__ import annotations
 
+import re
 import time
 from collections import Counter
 from dataclasses import dataclass, field
@@ -27,8 +28,46 @@ from shapes.printing import to_python
 from shapes.relation import is_relation
 from shapes.spec import InputDim
 from solver import ContradictionError, Reason, Solver, Truth
+from solver.stages import linear_terms
 
-__all__ = ["SolverBridge", "Specialization", "dim_symbol_name"]
+__all__ = ["SolverBridge", "Specialization", "dim_symbol_name", "dim_expressible"]
+
+_SOFT_APIS = frozenset({"guard_or_false", "guard_or_true", "guard_size_oblivious"})
+"""torch's 0/1-safe queries: the branch they take is valid whether or not a size is 0 or 1."""
+FLOOR_OP = "torch assumes sizes >= 2 (0/1 specialization)"
+POSITIVE_OP = "torch's size symbols are positive: sympy folds s == 0 to False unseen"
+
+_CHECK_CALL = re.compile(r"^\s*torch\._check(_with)?\(")
+
+
+def dim_expressible(rel: sympy.Basic) -> bool:
+    """Whether a Dim spec can say ``rel`` (in the solver's normal form ``d op 0``): a range
+    of one dim, its divisibility, or one dim as an increasing affine function of another.
+
+    >>> from shapes import int_symbol
+    >>> h, w = int_symbol("h"), int_symbol("w")
+    >>> dim_expressible(sympy.Eq(h - 2 * w - 1, 0)), dim_expressible(sympy.Eq(h * w - 64, 0))
+    (True, False)
+    >>> dim_expressible(sympy.Eq(h + w - 10, 0))   # w = 10 - h: a Dim cannot be negated
+    False
+    """
+    if not isinstance(rel, (sympy.Eq, sympy.Ne, sympy.Ge)) or rel.rhs != 0:
+        return False
+    d = rel.lhs
+    const, rest = d.as_coeff_Add()
+    if isinstance(rest, sympy.Mod):
+        lin = linear_terms(sympy.expand(rest.args[0]))
+        return isinstance(rel, sympy.Eq) and rest.args[1].is_Integer and lin is not None and len(lin[0]) == 1
+    lin = linear_terms(d)
+    if lin is None or isinstance(rel, sympy.Ne):
+        return False
+    coeffs = [a for a in lin[0].values() if a]
+    if len(coeffs) == 1:
+        return True
+    if len(coeffs) == 2 and isinstance(rel, sympy.Eq):
+        a1, a2 = coeffs
+        return (abs(a1) == 1 or abs(a2) == 1) and (a1 > 0) != (a2 > 0)
+    return False
 
 
 def dim_symbol_name(d: InputDim) -> str:
@@ -72,12 +111,15 @@ class SolverBridge(tc.BaseDecider):
         self.dim_syms: dict[InputDim, sympy.Symbol] = {}
         self.auto_syms: set[sympy.Symbol] = set()
         self.internal_syms: set[sympy.Symbol] = set()  # torch's own (strides, storage): not user dims
+        self.unbacked_syms: set[sympy.Symbol] = set()  # data-dependent values (.item())
         self.specializations: list[Specialization] = []
         self.inline_kind: str | None = None
         self.torch_reports: list[str] = []
         self.zero_one_notes: list[str] = []
         self.unbacked_origins: dict[sympy.Symbol, Any] = {}  # torch symbol -> UserFrame of its .item()
         self._zero_one_seen: set[sympy.Basic] = set()
+        self._hard: set[sympy.Basic] = set()  # questions asked by hard guards (if/int()/_check)
+        self._needed_floor: set[sympy.Symbol] | None = None
         self._spec_solver: Solver | None = None
         self._converted: dict[sympy.Basic, sympy.Basic | None] = {}
         self._names: dict[sympy.Symbol, str] = {}
@@ -100,6 +142,8 @@ class SolverBridge(tc.BaseDecider):
                 self.auto_syms.add(sym)
             else:
                 s.assume(sympy.Eq(sym, decl.expr), Reason.spec(f"{decl.dim} is {decl.text}"))
+        for rel in self.spec.checks:
+            s.assume(rel, Reason("spec", self._text(rel), None, "torch._check (suggested fix)"))
 
     def _root_hints(self) -> dict[str, int]:
         hints: dict[str, int] = {}
@@ -141,6 +185,8 @@ class SolverBridge(tc.BaseDecider):
         known = self.sym_map.get(expr)
         if known is None:
             self.sym_map[expr] = target
+            if expr.is_positive and self.solver.decide(sympy.Ge(target, 1)) is not Truth.TRUE:
+                self._assume(sympy.Ge(target, 1), Reason("trace_assumption", f"{d} >= 1", None, POSITIVE_OP))
         elif known != target:
             self._assume(sympy.Eq(target, known), Reason(
                 "trace_assumption", f"{d} == {self._names.get(known, known)}", None,
@@ -177,7 +223,7 @@ class SolverBridge(tc.BaseDecider):
             if rel is None or self.solver.decide(rel) is Truth.TRUE:
                 continue
             name = self._names.get(expr, str(expr))
-            op = "torch assumes sizes >= 2 (0/1 specialization)" if (lo == 2 and text == ">= 2") else "range"
+            op = FLOOR_OP if (lo == 2 and text == ">= 2") else "range"
             origin = self._origin() if tc.symbol_kind(symbol) == "unbacked" else None  # inputs: no user line
             self._assume(rel, Reason(kind, f"{name} {text}", origin, op))
 
@@ -199,6 +245,8 @@ class SolverBridge(tc.BaseDecider):
             self.stats.routed += 1
             if hint is None:
                 return self._unhinted(rel, api)
+            if api not in _SOFT_APIS:
+                self._hard.add(rel)
             answer = self.solver.guard(rel, hint, lambda: self._reason(rel, api))
             if api == "guard_bool" and rel not in self._zero_one_seen:
                 self._note_zero_one(rel, answer)
@@ -225,6 +273,39 @@ class SolverBridge(tc.BaseDecider):
             f"{self._names[sym]} >= 2 (sizes 0 and 1 are specialized while tracing); the program "
             f"rejects {self._names[sym]} < 2 at run time. If size {int(const)} matters, handle it "
             "before calling the exported program or make the dim static.")
+
+    def needed_floor(self) -> set[sympy.Symbol]:
+        """The dims whose ">= 2" trace assumption some hard decision (an ``if``, ``int()``,
+        ``torch._check``) relied on: for them sizes 0/1 would run a different program. The
+        0/1-safe queries (``guard_or_false`` ...) never need it. Computed once, after tracing."""
+        if self._needed_floor is None:
+            relaxed = self.solver.replica(kinds=("spec", "guard", "trace_assumption"),
+                                          keep=lambda f: f.reason.op != FLOOR_OP)
+            needed: set[sympy.Symbol] = set()
+            for rel in self._hard:
+                t = self.solver.decide(rel)
+                if t is not Truth.UNKNOWN and relaxed.decide(rel) is not t:
+                    needed |= {self.solver.root_of(x) for x in rel.free_symbols}
+            self._needed_floor = needed
+        return self._needed_floor
+
+    def keeps(self, fact: Any) -> bool:
+        """Whether a fact belongs to the final spec: every fact but the ">= 2" assumptions no
+        hard decision needed (and torch's 0/1 specializations, reported separately)."""
+        op = fact.reason.op or ""
+        if op.startswith("torch specialized"):
+            return False
+        return op != FLOOR_OP or any(self.solver.root_of(x) in self.needed_floor() for x in fact.rel.free_symbols)
+
+    def about_inputs(self, fact: Any) -> bool:
+        """A kept fact that speaks of input dims only (what a spec or a fix can say)."""
+        return self.keeps(fact) and not fact.rel.free_symbols & (self.internal_syms | self.unbacked_syms)
+
+    def final_solver(self) -> Solver:
+        """The solver of the final ranges: the facts :meth:`keeps` accepts."""
+        if not any(f.reason.op == FLOOR_OP and not self.keeps(f) for f in self.solver.facts):
+            return self.solver
+        return self.solver.replica(kinds=("spec", "guard", "trace_assumption"), keep=self.keeps)
 
     def spec_lower_bound(self, sym: sympy.Symbol) -> int | None:
         """The lower bound the user's spec alone gives a symbol."""
@@ -288,6 +369,7 @@ class SolverBridge(tc.BaseDecider):
     def _declare_unbacked(self, sym: sympy.Symbol) -> sympy.Symbol:
         out = self.solver.symbol(sym.name, None, None, source=f"{sym.name} (a data-dependent value)")
         self.sym_map[sym] = out
+        self.unbacked_syms.add(out)
         self._names[out] = sym.name
         frame = user_frame()  # torch announces an unbacked symbol as it is made: at the .item()
         if frame is not None:
@@ -301,9 +383,14 @@ class SolverBridge(tc.BaseDecider):
             raise
 
     def _reason(self, rel: sympy.Basic, api: str) -> Reason:
+        """Where a new guard fact comes from. A user's own ``torch._check`` of a relation no
+        Dim can say (``h * w == 64``) is the user's assertion, part of the spec: that is how
+        such a fix is applied (torch keeps it as a runtime check in the program)."""
         frame = user_frame()
-        return Reason("guard", self._text(rel), frame.origin if frame else None,
-                      frame.code if frame else api)
+        kind = "guard"
+        if frame is not None and _CHECK_CALL.match(frame.code) and not dim_expressible(self.solver.simplify(rel)):
+            kind = "spec"
+        return Reason(kind, self._text(rel), frame.origin if frame else None, frame.code if frame else api)
 
     def _origin(self) -> str | None:
         frame = user_frame()

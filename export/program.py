@@ -93,7 +93,7 @@ def _bound_text(lo: int | None, hi: int | None) -> str:
 
 def finish(ep: ExportedProgram, bridge: SolverBridge, inputs: Inputs) -> SymshapeProgram:
     """Write the solver's conclusions into ``ep`` and return it as a SymshapeProgram."""
-    s = bridge.solver
+    s = bridge.final_solver()
     ranges = {}
     for sym in list(ep.range_constraints):
         expr = bridge.sym_map.get(sym) or bridge.expression(sym)
@@ -107,9 +107,11 @@ def finish(ep: ExportedProgram, bridge: SolverBridge, inputs: Inputs) -> Symshap
     for d, sym in bridge.dim_syms.items():
         lo, _ = dim_ranges[str(d)]
         if lo is not None and 0 < lo <= 2 and d.input_name in names:
+            why = ("sizes 0 and 1 are specialized while tracing" if lo == 2 else
+                   "torch's size symbols are positive, so a branch on size 0 was decided without a guard")
             checks.append((names[d.input_name], d.dim, ">=", lo,
-                           f"symshape: {d} must be >= {lo}: the export assumed it (sizes 0 and 1 are "
-                           f"specialized while tracing), so smaller sizes would run a wrong program"))
+                           f"symshape: {d} must be >= {lo}: the export assumed it ({why}), so smaller "
+                           "sizes would run a wrong program"))
     tc.add_size_asserts(ep, checks)
     equalities = _equalities(bridge, names)
     report = Report(

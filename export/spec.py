@@ -64,6 +64,9 @@ class Spec:
     api: str
     roots: tuple[RootDim, ...]
     decls: tuple[DimDecl, ...]
+    checks: tuple[sympy.Basic, ...] = ()
+    """Relations a Dim cannot say, assumed as if ``torch._check``-ed in the model (over the
+    input-dim symbols of :func:`export.guards.dim_symbol_name`); used to verify fixes."""
 
     def root(self, name: str) -> RootDim:
         return next(r for r in self.roots if r.name == name)

@@ -776,6 +776,11 @@ class Solver:
     def _earlier(self, sym: sympy.Symbol, root: sympy.Symbol) -> list[sympy.Symbol]:
         return [t for t in self._uf.members(root) if self._order(t) < self._order(sym)]
 
+    def root_of(self, sym: sympy.Symbol) -> sympy.Symbol:
+        """The representative of ``sym``'s class (``sym == a*root + b`` for an affine link)."""
+        self.info(sym)
+        return self._uf.find(sym)[0]
+
     def congruences(self) -> tuple[tuple[sympy.Symbol, int, int], ...]:
         """``(root, m, r)`` for each class known to satisfy ``root = r (mod m)`` with m > 1."""
         out = []

@@ -63,7 +63,7 @@ def test_nested_inputs_auto_static_and_trace_assumptions(tmp_path):
     assert err == ""  # --quiet: no progress
     assert "x:         [b, 3]" in text and "d['b'][0]: [b, 3]" in text
     assert "b == x.size(0) == d['b'][0].size(0)" in text
-    assert "Trace assumptions" in text and "x.size(0) >= 2" in text
+    assert "Trace assumptions" in text and "x.size(0) >= 1" in text  # positive sizes; no branch needed >= 2
     ep = export.load(str(out))
     d = {"a": torch.randn(5), "b": [torch.randn(7, 3)]}
     x = torch.randn(7, 3)

@@ -10,7 +10,9 @@ mentioned keep the size of the case's example input. Fields:
   dims        the input dims the causes must name (violation / specialized) or, for
               data_dependent, what the message must mention (any of the spellings)
   ranges      expected ranges per input dim of the *fixed* program (violation) or of the program
-              (ok); lo is the program's lower bound (2 unless the spec says more), hi None = oo
+              (ok); lo is the program's lower bound: 1 (torch's size symbols are positive), 2
+              when a hard branch (if / int() / torch._check) relied on torch's >= 2 assumption,
+              more if the spec says so; hi None = oo
   equal       pairs of dims the fixed program (or the ok program) must report as equal
   static      dims the weakest fix makes static
   admit       size assignments the weakest fix must admit: the re-exported program accepts them
@@ -78,12 +80,12 @@ EXPECT: dict[str, Expect] = {
         admit=(X(3), X(4), X(6)), reject=(X(7), X(10), X(2)),
     ),
     "pos_table_max_len": Expect(
-        "violation", ("x.size(1)",), ranges={"x.size(0)": (2, None), "x.size(1)": (2, 16)},
+        "violation", ("x.size(1)",), ranges={"x.size(0)": (1, None), "x.size(1)": (1, 16)},
         admit=({"x.size(1)": 16}, {"x.size(1)": 2}, {"x.size(0)": 3, "x.size(1)": 9}),
         reject=({"x.size(1)": 17},),
     ),
     "cache_write_max": Expect(
-        "violation", ("x.size(0)",), ranges={"x.size(0)": (2, 10)},
+        "violation", ("x.size(0)",), ranges={"x.size(0)": (1, 10)},
         admit=(X(2), X(7), X(10)), reject=(X(11), X(12)),
     ),
     "check_ge4_min": Expect(
@@ -91,7 +93,7 @@ EXPECT: dict[str, Expect] = {
         admit=(X(4), X(5), X(100)), reject=(X(3), X(2)),
     ),
     "not_equal_512": Expect(
-        "violation", ("x.size(1)",), ranges={"x.size(1)": (2, 511)},
+        "violation", ("x.size(1)",), ranges={"x.size(1)": (1, 511)},
         admit=({"x.size(1)": 2}, {"x.size(1)": 300}, {"x.size(1)": 511}), reject=({"x.size(1)": 512},),
     ),
     "slice_from5_min": Expect(
@@ -256,7 +258,7 @@ EXPECT: dict[str, Expect] = {
         "violation", ("x.size(0)",), static=("x.size(0)",), admit=(X(5),), reject=(X(6), X(4)),
     ),
     "conv_in_channels": Expect(
-        "violation", ("x.size(1)",), static=("x.size(1)",), ranges={"x.size(0)": (2, None)},
+        "violation", ("x.size(1)",), static=("x.size(1)",), ranges={"x.size(0)": (1, None)},
         admit=({"x.size(0)": 5, "x.size(1)": 3}, {"x.size(0)": 2, "x.size(1)": 3}),
         reject=({"x.size(1)": 4},),
     ),
@@ -291,10 +293,10 @@ EXPECT: dict[str, Expect] = {
     ),
     # ------------------------------------------------------------------ ok
     "mlp_dynamic_batch": Expect(
-        "ok", ranges={"x.size(0)": (2, None)}, admit=(X(7), X(2)), admit_small=(X(1),),
+        "ok", ranges={"x.size(0)": (1, None)}, admit=(X(7), X(2)), admit_small=(X(1),),
     ),
     "convbn_dynamic_batch_hw": Expect(
-        "ok", ranges={"x.size(0)": (2, None), "x.size(2)": (2, None), "x.size(3)": (2, None)},
+        "ok", ranges={"x.size(0)": (1, None), "x.size(2)": (1, None), "x.size(3)": (1, None)},
         admit=({"x.size(0)": 3, "x.size(2)": 5, "x.size(3)": 9},), admit_small=(X(1),),
     ),
     "attention_dynamic_seq": Expect(
@@ -319,7 +321,7 @@ EXPECT: dict[str, Expect] = {
         "ok", ranges={"x.size(0)": (8, None)}, admit=(X(8), X(20)), reject=(X(18), X(4)),
     ),
     "cache_write_at_max": Expect(
-        "ok", ranges={"x.size(0)": (2, 10)}, admit=(X(3), X(10)), reject=(X(11),), admit_small=(X(1),),
+        "ok", ranges={"x.size(0)": (1, 10)}, admit=(X(3), X(10)), reject=(X(11),), admit_small=(X(1),),
     ),
 }
 

@@ -31,6 +31,8 @@ mentioned keep the size of the case's example input. Fields:
 """
 from __future__ import annotations
 
+import os
+import tempfile
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
@@ -451,7 +453,12 @@ def with_checks(model: Any, checks: tuple[str, ...]) -> Any:
     src += "".join(f"    {c}\n" for c in checks)
     src += f"    return self.inner({', '.join(names)})\n"
     ns: dict[str, Any] = {"torch": torch}
-    exec(compile(src, "<symshape suggested checks>", "exec"), ns)  # noqa: S102
+    # a real file, as when a user pastes the lines into their model: tracebacks, linecache and
+    # symshape's provenance (which reads the user's source line) see it like any source file
+    fd, path = tempfile.mkstemp(prefix="symshape_checks_", suffix=".py")
+    with os.fdopen(fd, "w") as fh:
+        fh.write(src)
+    exec(compile(src, path, "exec"), ns)  # noqa: S102
     cls = type(f"Checked{type(model).__name__}", (torch.nn.Module,), {"forward": ns["forward"]})
     wrapper = cls()
     wrapper.inner = model

@@ -249,9 +249,16 @@ def _diagnose_specializations(causes: tuple[Cause, ...], bridge: SolverBridge, s
                 "and torch never keeps sizes 0 and 1 dynamic")
         if result is not None and d in result.partners:
             other, origin, code = result.partners[d]
-            text = (f"{d} broadcasts against {other}: declare {d} static {value} if it is always broadcast, "
-                    f"or make it the same Dim as {other} and use an example of size >= 2")
-            out.append(Cause(c.dims + (other,), origin, code, text, SPECIALIZED, c.facts))
+            if other.startswith("a static dim"):
+                size = other.rsplit(" ", 1)[-1]
+                text = (f"{d} broadcasts against {other}: declare {d} static {value} if it is always "
+                        f"broadcast, or static {size} if it always matches")
+                dims = c.dims
+            else:
+                text = (f"{d} broadcasts against {other}: declare {d} static {value} if it is always "
+                        f"broadcast, or make it the same Dim as {other} and use an example of size >= 2")
+                dims = c.dims + (other,)
+            out.append(Cause(dims, origin, code, text, SPECIALIZED, c.facts))
         elif result is not None and result.ok:
             n = result.sizes.get(d, 2)
             out.append(Cause(c.dims, c.origin, c.code,

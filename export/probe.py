@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import sympy
 import torch
 from torch.utils import _pytree as pytree
 
@@ -82,8 +83,10 @@ def probe_specializations(spec: Spec, inputs: Inputs, args: tuple[Any, ...], kwa
                           dims: list[InputDim], run: Runner) -> ProbeResult | None:
     """Re-export with the specialized ``dims`` enlarged (to 2, then to other dims' example
     sizes); None when no probe could be traced."""
-    others = sorted({n for d, n in inputs.example_sizes().items() if n >= 2 and spec.decl(d) is not None})
-    for value in dict.fromkeys([2, *others]):
+    sizes_seen = inputs.example_sizes()
+    declared = sorted({n for d, n in sizes_seen.items() if n >= 2 and spec.decl(d) is not None})
+    static = sorted({n for d, n in sizes_seen.items() if n >= 2 and spec.decl(d) is None})
+    for value in list(dict.fromkeys([2, *declared, *static]))[:6]:
         sizes = _sizes_for(spec, dims, value)
         try:
             new_args, new_kwargs = enlarged_inputs(inputs, args, kwargs, sizes)
@@ -105,12 +108,15 @@ def _partners(e: ConstraintViolationError, dims: list[InputDim]) -> dict[InputDi
     out: dict[InputDim, tuple[str, str | None, str | None]] = {}
     names = {str(d): d for d in dims}
     for cause in e.causes:
-        if "==" not in cause.constraint:
+        if not any(isinstance(f.rel, sympy.Eq) for f in cause.facts):
             continue
         involved = [n for n in cause.dims if n in names]
         partners = [n for n in cause.dims if n not in names]
         if involved and partners:
             out[names[involved[0]]] = (partners[0], cause.origin, cause.code)
+        elif involved and any(isinstance(f.rel, sympy.Eq) and f.rel.rhs.is_Integer for f in cause.facts):
+            value = next(f.rel.rhs for f in cause.facts if isinstance(f.rel, sympy.Eq) and f.rel.rhs.is_Integer)
+            out[names[involved[0]]] = (f"a static dim of size {value}", cause.origin, cause.code)
     return out
 
 

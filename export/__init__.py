@@ -15,6 +15,7 @@ from export.errors import (
     DataDependentError,
     ExportError,
     InputError,
+    SymshapeWarning,
     UnsupportedTorchVersionError,
 )
 from export.program import Report, SymshapeProgram, load, save
@@ -30,6 +31,7 @@ __all__ = [
     "Report",
     "SuggestedFixes",
     "SymshapeProgram",
+    "SymshapeWarning",
     "UnsupportedTorchVersionError",
     "constrain_as_size",
     "constrain_as_value",

@@ -15,6 +15,7 @@ __all__ = [
     "InputError",
     "ConstraintViolationError",
     "DataDependentError",
+    "SymshapeWarning",
 ]
 
 
@@ -72,3 +73,9 @@ class ConstraintViolationError(ExportError):
 class DataDependentError(ExportError):
     """The model branches on a value computed from tensor data (``.item()``, ``nonzero``)
     that the tracer cannot know; the message says which value, where, and the line to add."""
+
+
+class SymshapeWarning(UserWarning):
+    """An export succeeded, but something about it deserves a look: a dim that became static
+    because of its 0/1 example, or a branch decided only by torch's sizes-are->=2 assumption.
+    The same text is in ``ep.symshape.warnings``."""

@@ -205,6 +205,10 @@ class SolverBridge(tc.BaseDecider):
             return
         decl = self.spec.decl(d)
         self.specializations.append(Specialization(d, int(value), decl.text if decl else "static"))
+        if decl is not None and decl.mode == "auto" and int(value) in (0, 1):
+            self.zero_one_notes.append(
+                f"{d} (Dim.AUTO) became static {value}: its example size is {value}, and torch never "
+                f"keeps sizes 0 and 1 dynamic; use an example of size >= 2 to keep it dynamic.")
         self._assume(sympy.Eq(self.dim_syms[d], int(value)), Reason(
             "trace_assumption", f"{d} == {value}", None,
             f"torch specialized {d} to the example size {value} (sizes 0 and 1 are never dynamic)"))

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import IO, Any
@@ -19,6 +20,7 @@ import torch
 from torch.export import ExportedProgram
 
 from export import _torch_compat as tc
+from export.errors import SymshapeWarning
 from export.guards import SolverBridge
 from export.inputs import Inputs
 from shapes.printing import to_python
@@ -125,6 +127,8 @@ def finish(ep: ExportedProgram, bridge: SolverBridge, inputs: Inputs) -> Symshap
         None,
         tuple(bridge.zero_one_notes),
     )
+    for note in report.warnings:
+        warnings.warn(note, SymshapeWarning, stacklevel=4)
     return _attach(ep, equalities, report, s)
 
 

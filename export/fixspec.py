@@ -103,6 +103,9 @@ class _Rewriter:
                 continue
             r, a, b = aff
             value = sympy.expand((rhs - b) * a)  # r == (rhs - b) / a with a = +-1
+            vaff = self.affine(value)
+            if vaff is not None and vaff[1] < 0:
+                continue  # a Dim cannot be a decreasing function of another (10 - a)
             lo, hi = self.ranges.pop(r.name)
             self.subst[r] = value
             if not self.range_fix(value, lo, hi) and value.free_symbols:
@@ -170,8 +173,21 @@ def apply_fixes(spec: Spec, bridge: SolverBridge, fixes: Fixes) -> FixedSpec:
             ok = False
         if not ok:
             unexpressed.append(fix)
-            checks.extend(fix.relations())
+            checks.extend(_in_input_dims(rel, bridge, spec) for rel in fix.relations())
     return w.result(checks, unexpressed)
+
+
+def _in_input_dims(rel: sympy.Basic, bridge: SolverBridge, spec: Spec) -> sympy.Basic:
+    """``rel`` with root-dim symbols replaced by an input dim equal to them, so that the
+    check can be written in the model (``x.shape[0]``) and assumed by a re-export."""
+    subs = {}
+    for sym in rel.free_symbols:
+        if sym in bridge.dim_syms.values():
+            continue
+        primary = next((d for d in spec.decls if d.expr == sym and d.dim in bridge.dim_syms), None)
+        if primary is not None:
+            subs[sym] = bridge.dim_syms[primary.dim]
+    return rel.xreplace(subs) if subs else rel
 
 
 def _apply_one(w: _Rewriter, fix: Fix) -> bool:

@@ -213,9 +213,22 @@ class Solver:
         """Add a fact. A fact that contradicts the known facts raises ContradictionError."""
         rel = self._prepare(rel, "fact")
         reason = reason or Reason.spec(str(rel))
-        if self.decide(rel) is Truth.FALSE:
+        if not self._absorbs_cleanly(rel) and self.decide(rel) is Truth.FALSE:
             raise self._contradiction(rel, reason)
         self._add_fact(rel, reason)
+
+    def _absorbs_cleanly(self, rel: sympy.Basic) -> bool:
+        """Whether the union-find alone can take ``rel`` and judge its consistency: it folds
+        into classes no residual fact touches, whose data (range, congruence, holes) then
+        describes them exactly, so an empty meet is the only possible contradiction."""
+        if not rel.free_symbols or {self._uf.find(x)[0] for x in rel.free_symbols} & self._dirty_roots():
+            return False
+        mark = self._uf.mark()
+        try:
+            return self._absorb(rel) is True
+        finally:
+            self._uf.undo(mark)
+            self._root_form.clear()
 
     def _contradiction(self, rel: sympy.Basic, reason: Reason) -> ContradictionError:
         core = self._smt.core([f.rel for f in self._facts], rel)
@@ -389,6 +402,12 @@ class Solver:
         t = self._quick_interval(rel)
         if t is not None:
             return t, "interval"
+        if rel.has(sympy.Min, sympy.Max):
+            simpler = stages.simplify_minmax(rel, self._uf.range_of)
+            if simpler is not rel and simpler != rel:
+                if simpler is sympy.true or simpler is sympy.false:
+                    return Truth.of(simpler is sympy.true), "interval"
+                return self._decide(simpler)
         rooted = self._to_roots(rel)
         if rooted is sympy.true or rooted is sympy.false:
             return Truth.of(rooted is sympy.true), "union_find"

@@ -25,7 +25,7 @@ from solver.interval import Interval, bound
 from solver.truth import Truth
 
 __all__ = ["by_constant", "by_interval", "linear_terms", "by_congruence", "fold_modular", "decide_on_values",
-           "normalize"]
+           "normalize", "simplify_minmax"]
 
 
 def by_constant(op: str, d: sympy.Expr) -> Truth | None:
@@ -151,6 +151,8 @@ def normalize(op: str, d: sympy.Expr, lookup: Callable[[sympy.Symbol], Interval]
     if d.is_Integer or linear_terms(d) is not None:
         return op, d
     factored = sympy.factor_terms(d)
+    if not isinstance(factored, sympy.Mul) and len(sympy.Add.make_args(d)) <= 10 and d.is_polynomial():
+        factored = sympy.factor(d)  # a + b - b*(a + b) is (a + b)*(1 - b)
     if isinstance(factored, sympy.Mul):
         kept = []
         sign = 1
@@ -167,3 +169,42 @@ def normalize(op: str, d: sympy.Expr, lookup: Callable[[sympy.Symbol], Interval]
     if d.has(FloorDiv):
         d = _mod_rewrite(sympy.expand(d))
     return op, d
+
+
+def simplify_minmax(e: sympy.Basic, lookup: Callable[[sympy.Symbol], Interval]) -> sympy.Basic:
+    """Drop the arguments of ``Min``/``Max`` that the ranges show can never be chosen:
+    ``Max(1, t // 2)`` is ``t // 2`` when ``t >= 2``. Equivalent under the ranges.
+
+    >>> from shapes import int_symbol
+    >>> t = int_symbol("t")
+    >>> simplify_minmax(sympy.Max(1, FloorDiv(t, 2)), {t: (2, 100)}.__getitem__)
+    FloorDiv(t, 2)
+    """
+    if not e.has(sympy.Min, sympy.Max):
+        return e
+
+    def dominated(a: sympy.Expr, b: sympy.Expr, is_max: bool) -> bool:
+        """Whether ``b`` is always >= ``a`` (Max) or <= ``a`` (Min): ``a`` can be dropped."""
+        (lo_a, hi_a), (lo_b, hi_b) = bound(a, lookup), bound(b, lookup)
+        if (lo_b >= hi_a) if is_max else (hi_b <= lo_a):
+            return True
+        diff = sympy.expand(b - a if is_max else a - b)
+        return bool(diff.free_symbols) and bound(diff, lookup)[0] >= 0
+
+    def visit(x: sympy.Basic) -> sympy.Basic:
+        if not x.args:
+            return x
+        x = x.func(*(visit(a) for a in x.args))
+        if isinstance(x, (sympy.Min, sympy.Max)):
+            kept = list(x.args)
+            for a in list(kept):
+                if len(kept) > 1 and any(b is not a and dominated(a, b, isinstance(x, sympy.Max)) for b in kept):
+                    kept.remove(a)
+            if len(kept) < len(x.args):
+                return x.func(*kept) if len(kept) > 1 else kept[0]
+        return x
+
+    try:
+        return visit(e)
+    except Exception:  # noqa: BLE001 - a simplification is optional
+        return e

@@ -333,8 +333,9 @@ DECIDES = [
     DecideCase((sympy.Eq(sympy.Mod(B, 4), 1),), sympy.Eq(FloorDiv(B, 4) * 4 + 1, B), Truth.TRUE, "congruence"),
     DecideCase((sympy.Ne(B, 2),), sympy.Ge(B, 3), Truth.TRUE, "union_find"),
     DecideCase((sympy.Le(B, C), sympy.Le(C, B)), sympy.Eq(B, C), Truth.TRUE, "z3"),
-    DecideCase((sympy.Ge(B * B, 100),), sympy.Ge(B, 10), Truth.TRUE, "z3"),
-    DecideCase((sympy.Ge(B * B, 100),), sympy.Ge(B, 11), Truth.UNKNOWN, "z3"),
+    # b**2 >= 100 factors into (b - 10)*(b + 10) >= 0 with b + 10 > 0: the range b >= 10
+    DecideCase((sympy.Ge(B * B, 100),), sympy.Ge(B, 10), Truth.TRUE, "union_find"),
+    DecideCase((sympy.Ge(B * B, 100),), sympy.Ge(B, 11), Truth.UNKNOWN, "union_find"),
     DecideCase((sympy.Eq(sympy.Min(B, C), 5),), sympy.Ge(C, 5), Truth.TRUE, "z3"),
     DecideCase((), sympy.And(sympy.Ge(B, 2), sympy.Le(B, 64)), Truth.TRUE, "boolean"),
     DecideCase((), sympy.Or(sympy.Eq(B, 1), sympy.Ge(B, 70)), Truth.FALSE, "boolean"),

@@ -201,12 +201,14 @@ class Solver:
     def _learned(self, residual: int | None) -> None:
         """A fact was added: settled answers stay valid, open ones may not."""
         self._open.clear()
+        find = self._uf.find
         if self._uf.links != self._links_seen:
             self._links_seen = self._uf.links
             self._root_form.clear()
-            self._dirty = None
-        elif residual is not None and self._dirty is not None:
-            self._dirty |= {self._uf.find(s)[0] for s in self._facts[residual].rel.free_symbols}
+            if self._dirty is not None:  # links only merge classes: a dirty class stays dirty
+                self._dirty = {find(r)[0] for r in self._dirty}
+        if residual is not None and self._dirty is not None:
+            self._dirty |= {find(s)[0] for s in self._facts[residual].rel.free_symbols}
 
     # -- facts -------------------------------------------------------------------------
     def assume(self, rel: sympy.Basic, reason: Reason | None = None) -> None:

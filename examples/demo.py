@@ -27,9 +27,14 @@ class TinyEncoder(torch.nn.Module):
         return self.proj(x)
 
 
+def make() -> tuple[TinyEncoder, tuple[torch.Tensor, torch.Tensor]]:
+    """The model and example inputs (also the CLI's factory: ``symshape export examples/demo.py:make``)."""
+    torch.manual_seed(0)
+    return TinyEncoder(), (torch.randn(2, 32, 16), torch.ones(2, 32))
+
+
 def main() -> None:
-    model = TinyEncoder()
-    tokens, mask = torch.randn(2, 32, 16), torch.ones(2, 32)
+    model, (tokens, mask) = make()
     dynamic_shapes = {
         "tokens": {0: Dim("batch"), 1: Dim("seq")},
         "mask": {0: Dim("mask_batch"), 1: Dim("mask_seq")},

@@ -18,7 +18,7 @@ from export.cli import main, parse_dynamic, UsageError
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 MODELS = os.path.join(HERE, "models")
-ENCODER = os.path.join(MODELS, "encoder.py")
+ENCODER = os.path.join(os.path.dirname(os.path.dirname(HERE)), "examples", "demo.py")  # the README demo
 SIMPLE = os.path.join(MODELS, "simple.py")
 ENCODER_FAIL = ["-d", "tokens:0:batch", "-d", "tokens:1:seq", "-d", "mask:0:mask_batch", "-d", "mask:1:mask_seq"]
 ENCODER_OK = ["-d", "tokens:0:batch:2", "-d", "tokens:1:4*_seq:2:32", "-d", "mask:0:batch", "-d", "mask:1:4*_seq"]
@@ -85,7 +85,7 @@ def test_violation_exit_1_with_causes_and_fixes():
     assert code == 1
     assert "constraint violations" in text
     assert "Constraints violated" in text
-    assert "encoder.py:14" in text and "encoder.py:15" in text and "encoder.py:16" in text
+    assert "demo.py:24" in text and "demo.py:25" in text and "demo.py:26" in text
     assert "Suggested fix (Dim form):" in text and "4 * _seq" in text
     assert "Suggested fix (classic form):" in text and "dynamic_dim(mask, 0) == dynamic_dim(tokens, 0)" in text
     assert "The fix was verified" in text
@@ -108,7 +108,7 @@ def test_json_document(tmp_path):
     assert doc["inputs"] == {"tokens": ["batch", "seq", "16"], "mask": ["mask_batch", "mask_seq"]}
     v = doc["violations"][0]
     assert set(v) == {"dims", "origin", "code", "constraint", "kind"}
-    assert any(v["origin"].endswith("encoder.py:15") and v["kind"] == "guard" for v in doc["violations"])
+    assert any(v["origin"].endswith("demo.py:25") and v["kind"] == "guard" for v in doc["violations"])
     assert set(doc["fixes"]) >= {"modern", "classic", "checks", "verified"}
     assert doc["fixes"]["verified"] is True and "Dim('_seq', min=2, max=32)" in doc["fixes"]["modern"]
     assert doc["stats"]["guards"] > 0
@@ -120,8 +120,8 @@ def test_json_document(tmp_path):
         assert f'  "{node}" [label=' in dot
     assert '"tokens.size(0)" -- "mask.size(0)"' in dot
     assert '"tokens.size(1)" -- "mask.size(1)"' in dot
-    assert re.search(r"tokens.size\(1\) == mask.size\(1\)\\n\S*encoder.py:15", dot)  # relation, source line
-    assert "[8, 128]" in dot and re.search(r"tokens.size\(1\) <= 128\\n\S*encoder.py:14", dot)
+    assert re.search(r"tokens.size\(1\) == mask.size\(1\)\\n\S*demo.py:25", dot)  # relation, source line
+    assert "[8, 128]" in dot and re.search(r"tokens.size\(1\) <= 128\\n\S*demo.py:24", dot)
 
     # replay the saved problem and the --json document
     code, text, _ = run("replay", str(problem))

@@ -338,8 +338,9 @@ def data_dependent_error(e: BaseException, bridge: SolverBridge) -> DataDependen
     if cond is not None and not is_relation(cond):
         return _concrete_value_error(cond, made, names, bridge, where)
     shown = _plain(rel, names) if rel is not None else (str(cond) if cond is not None else "a data-dependent value")
-    msg = [f"Could not decide {shown}" + (f" at {where}" if where else "")
-           + ": it depends on tensor data that export cannot see."]
+    msg = [f"Could not decide {shown}: it depends on tensor data that export cannot see."]
+    if where:
+        msg.append(f"  at {where}")
     for s in values:
         alloc = made[s]
         if alloc is not None:
@@ -366,8 +367,10 @@ def _concrete_value_error(cond: sympy.Basic, made: dict[Any, Any], names: dict[A
     """torch needed the concrete value of a data-dependent int (a loop count, a Python int)."""
     expr = bridge.expression(cond)
     shown = _plain(expr, names) if expr is not None else str(cond)
-    msg = [f"The model needs the concrete value of {shown}" + (f" at {where}" if where else "")
-           + " (a Python loop count or int), but it is computed from tensor data, which export cannot see."]
+    msg = [f"The model needs the concrete value of {shown} (a Python loop count or int), but it is "
+           "computed from tensor data, which export cannot see."]
+    if where:
+        msg.append(f"  at {where}")
     for alloc in made.values():
         if alloc is not None:
             msg.append(f"  {alloc[1] or shown} comes from {alloc[2]} at {alloc[0]}.")
@@ -392,7 +395,10 @@ def _allocation(bridge: SolverBridge, sym: sympy.Symbol) -> tuple[str, str | Non
 
 
 def _user_origin(e: BaseException) -> str | None:
+    """``file:line: code`` of the innermost user frame the error passed through."""
     for fr in reversed(traceback.extract_tb(e.__traceback__)):
         if is_user_file(fr.filename):
-            return UserFrame(fr.filename, fr.lineno or 0, fr.name, (fr.line or "").strip()).origin
+            code = (fr.line or "").strip()
+            origin = UserFrame(fr.filename, fr.lineno or 0, fr.name, code).origin
+            return f"{origin}: {code}" if code else origin
     return None

@@ -257,16 +257,23 @@ class RoutingShapeEnv(ShapeEnv):
         return self.decider
 
     def _backed_hint(self, expr: sympy.Basic) -> Any:
-        """The value of ``expr`` on the example inputs, or None if it has unbacked symbols."""
-        if not expr.free_symbols <= self.backed_var_to_val.keys():
-            return None
-        try:
-            value = expr.xreplace(self.backed_var_to_val)
-        except Exception:  # noqa: BLE001 - a hint is best-effort
-            return None
-        if value in (sympy.true, sympy.false):
-            return bool(value)
-        return value if value.is_number else None
+        """The value of ``expr`` on the example inputs, or None if it has unbacked symbols.
+        Memoized per expression: the example inputs do not change during a trace."""
+        cache: dict[sympy.Basic, Any] = self.__dict__.setdefault("_symshape_hints", {})
+        if expr in cache:
+            return cache[expr]
+        value: Any = None
+        if expr.free_symbols <= self.backed_var_to_val.keys():
+            try:
+                v = expr.xreplace(self.backed_var_to_val)
+            except Exception:  # noqa: BLE001 - a hint is best-effort
+                v = None
+            if v in (sympy.true, sympy.false):
+                value = bool(v)
+            elif v is not None and v.is_number:
+                value = v
+        cache[expr] = value
+        return value
 
     # -- guards ----------------------------------------------------------------------
 

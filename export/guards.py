@@ -119,6 +119,7 @@ class SolverBridge(tc.BaseDecider):
         self.unbacked_origins: dict[sympy.Symbol, Any] = {}  # torch symbol -> UserFrame of its .item()
         self._zero_one_seen: set[sympy.Basic] = set()
         self._hard: set[sympy.Basic] = set()  # questions asked by hard guards (if/int()/_check)
+        self._settled: dict[sympy.Basic, bool] = {}  # torch expr -> its answer, once settled
         self._needed_floor: set[sympy.Symbol] | None = None
         self._spec_solver: Solver | None = None
         self._converted: dict[sympy.Basic, sympy.Basic | None] = {}
@@ -240,6 +241,15 @@ class SolverBridge(tc.BaseDecider):
     # -- guards ---------------------------------------------------------------------------------
     def on_guard(self, expr: sympy.Basic, hint: bool | None, api: str) -> bool | None:
         self.stats.asked += 1
+        settled = self._settled.get(expr)
+        if settled is not None and (hint is None or hint == settled):
+            self.stats.routed += 1  # asked and answered before: facts only grow, so still settled
+            if api not in _SOFT_APIS:
+                rel = self._converted[expr]
+                self._hard.add(rel)
+                if api == "guard_bool" and rel not in self._zero_one_seen:
+                    self._note_zero_one(rel, settled)
+            return settled
         start = time.perf_counter()
         try:
             rel = self._convert(expr)
@@ -254,6 +264,7 @@ class SolverBridge(tc.BaseDecider):
             answer = self.solver.guard(rel, hint, lambda: self._reason(rel, api))
             if api == "guard_bool" and rel not in self._zero_one_seen:
                 self._note_zero_one(rel, answer)
+            self._settled[expr] = answer  # settled now: a fact, or implied by the facts
             return answer
         finally:
             self.stats.seconds += time.perf_counter() - start

@@ -30,7 +30,7 @@ from shapes.spec import InputDim
 from solver import ContradictionError, Reason, Solver, Truth
 from solver.stages import linear_terms
 
-__all__ = ["SolverBridge", "Specialization", "dim_symbol_name", "dim_expressible"]
+__all__ = ["SolverBridge", "dim_symbol_name", "dim_expressible"]
 
 _SOFT_APIS = frozenset({"guard_or_false", "guard_or_true", "guard_size_oblivious"})
 """torch's 0/1-safe queries: the branch they take is valid whether or not a size is 0 or 1."""
@@ -78,15 +78,6 @@ def dim_symbol_name(d: InputDim) -> str:
     return f"{base}_size{d.dim}"
 
 
-@dataclass(frozen=True, slots=True)
-class Specialization:
-    """torch turned an input dim into the constant ``value`` (0/1 or a static dim)."""
-
-    dim: InputDim
-    value: int
-    declared: str
-
-
 @dataclass
 class BridgeStats:
     """What one export asked and who answered."""
@@ -112,7 +103,6 @@ class SolverBridge(tc.BaseDecider):
         self.auto_syms: set[sympy.Symbol] = set()
         self.internal_syms: set[sympy.Symbol] = set()  # torch's own (strides, storage): not user dims
         self.unbacked_syms: set[sympy.Symbol] = set()  # data-dependent values (.item())
-        self.specializations: list[Specialization] = []
         self.inline_kind: str | None = None
         self.torch_reports: list[str] = []
         self.zero_one_notes: list[str] = []
@@ -205,7 +195,6 @@ class SolverBridge(tc.BaseDecider):
         if d is None or d not in self.dim_syms:
             return
         decl = self.spec.decl(d)
-        self.specializations.append(Specialization(d, int(value), decl.text if decl else "static"))
         if decl is not None and decl.mode == "auto" and int(value) in (0, 1):
             self.zero_one_notes.append(
                 f"{d} (Dim.AUTO) became static {value}: its example size is {value}, and torch never "

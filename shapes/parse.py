@@ -23,7 +23,7 @@ shapes.errors.ParseError: unsupported syntax 'n.foo' at column 1 in "n.foo + 1"
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 
 import sympy
 from sympy.logic.boolalg import Boolean
@@ -302,8 +302,9 @@ class _Parser:
         return a / b
 
     def _Compare(self, node: ast.Compare, depth: int) -> sympy.Basic:
-        kinds = [_CMP_NODES.get(type(op)) for op in node.ops]
-        if None in kinds:
+        found = [_CMP_NODES.get(type(op)) for op in node.ops]
+        kinds = [k for k in found if k is not None]
+        if len(kinds) != len(found):
             raise self.error(f"unsupported comparison in {self.segment(node)!r} "
                              "(only == != < <= > >=)", node)
         operands = [node.left, *node.comparators]
@@ -312,7 +313,7 @@ class _Parser:
                 for i, rel in enumerate(kinds)]
         return rels[0] if len(rels) == 1 else sympy.And(*rels)
 
-    def relation(self, rel: type, a: sympy.Basic, b: sympy.Basic, nodes: list[ast.AST],
+    def relation(self, rel: type, a: sympy.Basic, b: sympy.Basic, nodes: Sequence[ast.AST],
                  node: ast.AST) -> sympy.Basic:
         kinds = {_is_cond(a), _is_cond(b)}
         if kinds != {False} and not (kinds == {True} and rel in (sympy.Eq, sympy.Ne)):

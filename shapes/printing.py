@@ -137,9 +137,9 @@ class _Printer:
         if isinstance(e, (sympy.Min, sympy.Max)):
             fn = "min" if isinstance(e, sympy.Min) else "max"
             return f"{fn}({', '.join(self._print(a, _OR) for a in e.args)})", _ATOM
-        op = _CMP_OPS.get(type(e))
-        if op is not None:
-            return f"{self._print(e.lhs, _ADD)} {op} {self._print(e.rhs, _ADD)}", _CMP
+        cmp_op = _CMP_OPS.get(type(e))
+        if cmp_op is not None:
+            return f"{self._print(e.lhs, _ADD)} {cmp_op} {self._print(e.rhs, _ADD)}", _CMP
         if isinstance(e, sympy.Not):
             return f"not {self._print(e.args[0], _NOT)}", _NOT
         if isinstance(e, (sympy.And, sympy.Or)):

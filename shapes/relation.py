@@ -20,8 +20,9 @@ from shapes.errors import UnsupportedExpressionError
 
 __all__ = ["RELATION_TYPES", "BOOL_TYPES", "is_relation", "negate", "as_difference", "integer_content"]
 
-RELATION_TYPES: tuple[type, ...] = (sympy.Eq, sympy.Ne, sympy.Lt, sympy.Le, sympy.Gt, sympy.Ge)
-BOOL_TYPES: tuple[type, ...] = (sympy.And, sympy.Or, sympy.Not)
+RELATION_TYPES: tuple[type[sympy.Basic], ...] = (sympy.Eq, sympy.Ne, sympy.Lt, sympy.Le, sympy.Gt,
+                                                  sympy.Ge)
+BOOL_TYPES: tuple[type[sympy.Basic], ...] = (sympy.And, sympy.Or, sympy.Not)
 
 _NEGATION = {sympy.Eq: sympy.Ne, sympy.Ne: sympy.Eq, sympy.Lt: sympy.Ge, sympy.Ge: sympy.Lt,
              sympy.Le: sympy.Gt, sympy.Gt: sympy.Le}

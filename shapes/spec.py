@@ -292,8 +292,8 @@ class ShapeSpec:
         for b in self.bindings:
             if isinstance(b.dim, DimSpec) and b.dim.derived is None:
                 names.setdefault(b.dim.symbol, str(b.input))
-        for a, b in self.equalities:
-            for i in (a, b):
+        for lhs, rhs in self.equalities:
+            for i in (lhs, rhs):
                 if self.binding(i) is None:
                     names.setdefault(i.symbol, str(i))
         return names
@@ -363,11 +363,12 @@ class ShapeSpec:
                 want = evaluate(b.dim.expr, env)
                 raise SpecError(f"{b.input} = {v} but dim {b.dim.name!r} requires "
                                 f"{b.dim.name} = {want} given {witness[s]} = {env[s]}")
-        for a, b in self.equalities:
-            if a in example_sizes and b in example_sizes and example_sizes[a] != example_sizes[b]:
-                raise SpecError(f"{a} and {b} are declared equal but the example sizes are "
-                                f"{example_sizes[a]} and {example_sizes[b]}")
-            for i in (a, b):
+        for lhs, rhs in self.equalities:
+            if (lhs in example_sizes and rhs in example_sizes
+                    and example_sizes[lhs] != example_sizes[rhs]):
+                raise SpecError(f"{lhs} and {rhs} are declared equal but the example sizes are "
+                                f"{example_sizes[lhs]} and {example_sizes[rhs]}")
+            for i in (lhs, rhs):
                 if self.binding(i) is None and i in example_sizes:
                     env.setdefault(i.symbol, example_sizes[i])
         self.ranges()

@@ -37,7 +37,7 @@ from solver.errors import (
     UndecidedGuardError,
     UnknownSymbolError,
 )
-from solver.interval import Interval, bound
+from solver.interval import Endpoint, Interval, bound
 from solver.smt import DEFAULT_RLIMIT, Smt
 from solver.truth import Fact, Reason, Truth
 from solver.union_find import UnionFind
@@ -170,12 +170,12 @@ class Solver:
             return sympy.true if rel else sympy.false
         if not isinstance(rel, sympy.Basic):
             raise UnsupportedExpressionError(f"{what} must be a sympy expression, got {type(rel).__name__}: {rel!r}")
-        rel = canonical(rel)
-        check_supported(rel, what=what)
-        for s in rel.free_symbols:
+        prepared = canonical(rel)
+        check_supported(prepared, what=what)
+        for s in prepared.free_symbols:
             if s not in self._symbols:
-                raise UnknownSymbolError(f"{what} {rel} mentions {s}, which was never declared with Solver.symbol")
-        return rel
+                raise UnknownSymbolError(f"{what} {prepared} mentions {s}, which was never declared with Solver.symbol")
+        return prepared
 
     def _to_roots(self, e: sympy.Basic) -> sympy.Basic:
         hit = self._root_form.get(e)
@@ -363,6 +363,7 @@ class Solver:
         v = int(rhs)
         # a*r + b op v  ->  compare r against (v - b)/a on the root's range
         lo_v, hi_v = (a * lo + b, a * hi + b) if a > 0 else (a * hi + b, a * lo + b)
+        t: Truth | None
         if op in ("==", "!="):
             if (v - b) % a == 0 and (v - b) // a in data.excluded:
                 t = Truth.FALSE
@@ -721,9 +722,9 @@ class Solver:
             lo, hi = self._optimized(expr, lo, hi)
         return (None if math.isinf(lo) else int(lo), None if math.isinf(hi) else int(hi))
 
-    def _optimized(self, expr: sympy.Basic, lo: object, hi: object) -> tuple[object, object]:
+    def _optimized(self, expr: sympy.Basic, lo: Endpoint, hi: Endpoint) -> tuple[Endpoint, Endpoint]:
         facts = [f.rel for f in self._facts]
-        found: list[object] = []
+        found: list[Endpoint | None] = []
         for minimize in (True, False):
             v = self._smt.optimize(facts, expr, minimize)
             found.append((-math.inf if minimize else math.inf) if v == "unbounded" else v if isinstance(v, int) else None)

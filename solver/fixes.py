@@ -21,6 +21,7 @@ True
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Union
@@ -202,7 +203,7 @@ def synthesize(solver: Solver, kinds: tuple[str, ...] = ("guard", "trace_assumpt
 
 
 def _with_reasons(fix: Fix, reasons: tuple[Reason, ...]) -> Fix:
-    return type(fix)(*[getattr(fix, n) for n in fix.__slots__ if n != "reasons"], reasons=reasons)  # type: ignore[arg-type]
+    return dataclasses.replace(fix, reasons=reasons)
 
 
 def _class_fixes(solver: Solver, spec: Solver) -> Iterator[Fix]:

@@ -118,8 +118,8 @@ def bound(expr: sympy.Basic, lookup: Callable[[sympy.Symbol], Interval]) -> Inte
     if expr.is_Symbol:
         return lookup(expr)
     if expr.is_Rational:
-        v = Fraction(int(expr.p), int(expr.q))
-        return (v, v)
+        q = Fraction(int(expr.p), int(expr.q))
+        return (q, q)
     args = expr.args
     if isinstance(expr, sympy.Add):
         lo: Endpoint = 0

@@ -175,6 +175,7 @@ class Session:
         rid = request.get("id") if isinstance(request, dict) else None
         try:
             op = _request_op(request)
+            assert isinstance(request, dict)  # _request_op raised ProtocolError otherwise
             _check_fields(request, op)
             body = getattr(self, f"_op_{op}")(request)
         except (SolverError, ShapesError) as exc:

@@ -290,10 +290,13 @@ class RoutingShapeEnv(ShapeEnv):
         decider = self._router()
 
         def vanilla(h: Any = hint) -> sympy.Basic:
-            with self._passthrough():
-                return super(RoutingShapeEnv, self).evaluate_expr(
-                    orig_expr, h, fx_node, size_oblivious, fallback_value, forcing_spec=forcing_spec
+            self._routing_depth += 1  # (inline, not the context manager: this is the hot path)
+            try:
+                return ShapeEnv.evaluate_expr(
+                    self, orig_expr, h, fx_node, size_oblivious, fallback_value, forcing_spec=forcing_spec
                 )
+            finally:
+                self._routing_depth -= 1
 
         if decider is None or not orig_expr.free_symbols:
             return vanilla()

@@ -110,6 +110,7 @@ class SolverBridge(tc.BaseDecider):
         self._zero_one_seen: set[sympy.Basic] = set()
         self._hard: set[sympy.Basic] = set()  # questions asked by hard guards (if/int()/_check)
         self._settled: dict[sympy.Basic, bool] = {}  # torch expr -> its answer, once settled
+        self._became_fact: set[sympy.Basic] = set()  # questions whose answer was recorded as a fact
         self._needed_floor: set[sympy.Symbol] | None = None
         self._spec_solver: Solver | None = None
         self._converted: dict[sympy.Basic, sympy.Basic | None] = {}
@@ -250,6 +251,8 @@ class SolverBridge(tc.BaseDecider):
                 return self._unhinted(rel, api)
             if api not in _SOFT_APIS:
                 self._hard.add(rel)
+            if self.solver.decide(rel) is Truth.UNKNOWN:
+                self._became_fact.add(rel)  # recorded as a fact: its answer needs no assumption
             answer = self.solver.guard(rel, hint, lambda: self._reason(rel, api))
             if api == "guard_bool" and rel not in self._zero_one_seen:
                 self._note_zero_one(rel, answer)
@@ -283,13 +286,15 @@ class SolverBridge(tc.BaseDecider):
         ``torch._check``) relied on: for them sizes 0/1 would run a different program. The
         0/1-safe queries (``guard_or_false`` ...) never need it. Computed once, after tracing."""
         if self._needed_floor is None:
-            relaxed = self.solver.replica(kinds=("spec", "guard", "trace_assumption"),
-                                          keep=lambda f: f.reason.op != FLOOR_OP)
             needed: set[sympy.Symbol] = set()
-            for rel in self._hard:
-                t = self.solver.decide(rel)
-                if t is not Truth.UNKNOWN and relaxed.decide(rel) is not t:
-                    needed |= {self.solver.root_of(x) for x in rel.free_symbols}
+            questions = self._hard - self._became_fact  # answers a fact gave need no assumption
+            if questions and any(f.reason.op == FLOOR_OP for f in self.solver.facts):
+                relaxed = self.solver.replica(kinds=("spec", "guard", "trace_assumption"),
+                                              keep=lambda f: f.reason.op != FLOOR_OP)
+                for rel in questions:
+                    t = self.solver.decide(rel)
+                    if t is not Truth.UNKNOWN and relaxed.decide(rel) is not t:
+                        needed |= {self.solver.root_of(x) for x in rel.free_symbols}
             self._needed_floor = needed
         return self._needed_floor
 

@@ -97,6 +97,7 @@ class Solver:
         self._open: dict[sympy.Basic, Truth] = {}  # UNKNOWN answers: void after each new fact
         self._links_seen = 0
         self._norm: dict[sympy.Basic, tuple[str, sympy.Expr]] = {}  # rooted relation -> normal form
+        self._minmax: dict[sympy.Basic, sympy.Basic] = {}  # relation -> Min/Max pruned
         self._hints: dict[sympy.Symbol, int] = {}
         self._root_form: dict[sympy.Basic, sympy.Basic] = {}
         self._dirty: set[sympy.Symbol] | None = None
@@ -193,6 +194,7 @@ class Solver:
     def _invalidate(self) -> None:
         """Forget every derived answer (facts were removed: a scope ended)."""
         self._norm.clear()
+        self._minmax.clear()
         self._cache.clear()
         self._open.clear()
         self._root_form.clear()
@@ -406,7 +408,9 @@ class Solver:
         if t is not None:
             return t, "interval"
         if rel.has(sympy.Min, sympy.Max):
-            simpler = stages.simplify_minmax(rel, self._uf.range_of)
+            simpler = self._minmax.get(rel)
+            if simpler is None:  # ranges only narrow: a simplification stays valid (scopes clear it)
+                simpler = self._minmax[rel] = stages.simplify_minmax(rel, self._uf.range_of)
             if simpler is not rel and simpler != rel:
                 if simpler is sympy.true or simpler is sympy.false:
                     return Truth.of(simpler is sympy.true), "interval"

@@ -82,6 +82,19 @@ def to_shapes(expr: sympy.Basic, symbols: SymbolMap | None = None) -> sympy.Basi
         raise UnsupportedGuardError(f"cannot convert {expr}: {e}", expr, expr) from None
 
 
+def _minmax(op: type, args: list[sympy.Expr]) -> sympy.Expr:
+    """``Min``/``Max`` without sympy's own pairwise evaluation (milliseconds per call, asking
+    its assumption system to order the arguments); constants fold, duplicates go, and the
+    solver prunes the rest with the known ranges."""
+    nums = [x for x in args if x.is_Number]
+    rest = list(dict.fromkeys(x for x in args if not x.is_Number))
+    if nums:
+        rest.append(max(nums) if op is sympy.Max else min(nums))
+    if len(rest) == 1:
+        return rest[0]
+    return op(*rest, evaluate=False)
+
+
 def _lookup(symbols: SymbolMap | None) -> Callable[[sympy.Symbol], sympy.Expr]:
     if symbols is None:
         return default_symbol
@@ -139,9 +152,9 @@ class _Converter:
         if isinstance(e, (tc.PythonMod, tc.Mod, sympy.Mod)):
             return sympy.Mod(c(a[0]), c(a[1]))
         if isinstance(e, (tc.Max, sympy.Max)):
-            return sympy.Max(*map(c, a))
+            return _minmax(sympy.Max, list(map(c, a)))
         if isinstance(e, (tc.Min, sympy.Min)):
-            return sympy.Min(*map(c, a))
+            return _minmax(sympy.Min, list(map(c, a)))
         if isinstance(e, sympy.Abs):
             x = c(a[0])
             return sympy.Max(x, -x)

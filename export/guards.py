@@ -112,6 +112,7 @@ class SolverBridge(tc.BaseDecider):
         self._settled: dict[sympy.Basic, bool] = {}  # torch expr -> its answer, once settled
         self._became_fact: set[sympy.Basic] = set()  # questions whose answer was recorded as a fact
         self._needed_floor: set[sympy.Symbol] | None = None
+        self._relaxed: Solver | None = None  # the solver without the >= 2 assumptions, once built
         self._spec_solver: Solver | None = None
         self._converted: dict[sympy.Basic, sympy.Basic | None] = {}
         self._names: dict[sympy.Symbol, str] = {}
@@ -291,6 +292,7 @@ class SolverBridge(tc.BaseDecider):
             if questions and any(f.reason.op == FLOOR_OP for f in self.solver.facts):
                 relaxed = self.solver.replica(kinds=("spec", "guard", "trace_assumption"),
                                               keep=lambda f: f.reason.op != FLOOR_OP)
+                self._relaxed = relaxed
                 for rel in questions:
                     t = self.solver.decide(rel)
                     if t is not Truth.UNKNOWN and relaxed.decide(rel) is not t:
@@ -311,10 +313,18 @@ class SolverBridge(tc.BaseDecider):
         return self.keeps(fact) and not fact.rel.free_symbols & (self.internal_syms | self.unbacked_syms)
 
     def final_solver(self) -> Solver:
-        """The solver of the final ranges: the facts :meth:`keeps` accepts."""
-        if not any(f.reason.op == FLOOR_OP and not self.keeps(f) for f in self.solver.facts):
+        """The solver of the final ranges: the facts :meth:`keeps` accepts (the relaxed solver
+        of :meth:`needed_floor` plus the needed assumptions, when it was built)."""
+        floors = [f for f in self.solver.facts if f.reason.op == FLOOR_OP]
+        if all(self.keeps(f) for f in floors):
             return self.solver
-        return self.solver.replica(kinds=("spec", "guard", "trace_assumption"), keep=self.keeps)
+        if self._relaxed is None:
+            return self.solver.replica(kinds=("spec", "guard", "trace_assumption"), keep=self.keeps)
+        final, self._relaxed = self._relaxed, None
+        for f in floors:
+            if self.keeps(f):
+                final.assume(f.rel, f.reason)
+        return final
 
     def spec_lower_bound(self, sym: sympy.Symbol) -> int | None:
         """The lower bound the user's spec alone gives a symbol."""

@@ -64,19 +64,25 @@ def _safe(build, fallback):
         return fallback
 
 
+ALL_KINDS = ("add", "sub", "mul", "scale", "mod", "floordiv", "floor", "min", "max", "symdiv", "symmod",
+             "affine")
+
+
 @st.composite
-def expressions(draw, syms: Sequence[sympy.Symbol], depth: int = 3) -> sympy.Expr:
-    """A random expression over ``syms`` from every supported operator.
+def expressions(draw, syms: Sequence[sympy.Symbol], depth: int = 3, *, kinds: Sequence[str] = ALL_KINDS,
+                divisors: Sequence[int] = NONZERO_DIVISORS, scales: Sequence[int] = (-3, -2, 2, 3),
+                leaf_max: int = 6) -> sympy.Expr:
+    """A random expression over ``syms`` from the operators in ``kinds`` (default: every
+    supported one).
 
     Constant divisors include negative ones; a symbolic divisor appears now and then
     (cases that divide by zero somewhere are skipped by the tests).
     """
-    leaf = st.one_of(st.sampled_from(list(syms)), st.integers(-4, 6).map(sympy.Integer))
+    leaf = st.one_of(st.sampled_from(list(syms)), st.integers(-4, leaf_max).map(sympy.Integer))
     if depth <= 0 or draw(st.integers(0, 3)) == 0:
         return draw(leaf)
-    kind = draw(st.sampled_from(
-        ["add", "sub", "mul", "scale", "mod", "floordiv", "floor", "min", "max", "symdiv", "symmod", "affine"]))
-    sub = expressions(syms, depth - 1)
+    kind = draw(st.sampled_from(list(kinds)))
+    sub = expressions(syms, depth - 1, kinds=kinds, divisors=divisors, scales=scales, leaf_max=leaf_max)
     a = draw(sub)
     if kind == "add":
         return a + draw(sub)
@@ -85,11 +91,11 @@ def expressions(draw, syms: Sequence[sympy.Symbol], depth: int = 3) -> sympy.Exp
     if kind == "mul":
         return a * draw(sub)
     if kind == "scale":
-        return draw(st.sampled_from([-3, -2, 2, 3])) * a
+        return draw(st.sampled_from(list(scales))) * a
     if kind == "affine":
         return draw(st.integers(-3, 3)) * draw(st.sampled_from(list(syms))) + draw(st.integers(-4, 4))
     if kind in ("mod", "floordiv"):
-        k = sympy.Integer(draw(st.sampled_from(NONZERO_DIVISORS)))
+        k = sympy.Integer(draw(st.sampled_from(list(divisors))))
         return sympy.Mod(a, k) if kind == "mod" else FloorDiv(a, k)
     if kind == "floor":
         k = draw(st.sampled_from([2, 3, -2, 4]))

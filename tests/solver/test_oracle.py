@@ -175,30 +175,10 @@ BIG = 2**63 - 2
 BIG_RANGES = [(2, BIG), (2, None), (None, None), (0, None), (1, 64), (-BIG, -2), (None, 10)]
 
 
-@st.composite
-def unbounded_expressions(draw, syms, depth=2):
+def unbounded_expressions(syms, depth=2):
     """Expressions with constant divisors only (the Z3 oracle has no symbolic division)."""
-    leaf = st.one_of(st.sampled_from(list(syms)), st.integers(-4, 8).map(sympy.Integer))
-    if depth <= 0 or draw(st.integers(0, 3)) == 0:
-        return draw(leaf)
-    sub = unbounded_expressions(syms, depth - 1)
-    kind = draw(st.sampled_from(["add", "sub", "mul", "scale", "mod", "floordiv", "min", "max", "affine"]))
-    a = draw(sub)
-    if kind == "add":
-        return a + draw(sub)
-    if kind == "sub":
-        return a - draw(sub)
-    if kind == "mul":
-        return a * draw(sub)
-    if kind == "scale":
-        return draw(st.sampled_from([-3, -2, 2, 4])) * a
-    if kind == "affine":
-        return draw(st.integers(-3, 3)) * draw(st.sampled_from(list(syms))) + draw(st.integers(-4, 4))
-    if kind in ("mod", "floordiv"):
-        k = draw(st.sampled_from([-4, -2, 2, 3, 4, 8]))
-        return sympy.Mod(a, k) if kind == "mod" else FloorDiv(a, k)
-    rest = draw(st.lists(sub, min_size=1, max_size=2))
-    return (sympy.Min if kind == "min" else sympy.Max)(a, *rest)
+    return expressions(syms, depth, kinds=("add", "sub", "mul", "scale", "mod", "floordiv", "min", "max", "affine"),
+                       divisors=(-4, -2, 2, 3, 4, 8), scales=(-3, -2, 2, 4), leaf_max=8)
 
 
 @st.composite

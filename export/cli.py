@@ -912,7 +912,8 @@ def _print_report(doc: Mapping[str, Any], error: Any, out: TextIO) -> None:
             p(f"  {r}")
     if doc.get("assumptions"):
         p("")
-        p("Trace assumptions (sizes 0 and 1 are specialized while tracing; the program checks these at run time):")
+        p("Trace assumptions (what torch took for granted while tracing; an exported program keeps, "
+          "in its ranges and runtime checks, the ones a decision relied on):")
         for a in doc["assumptions"]:
             p(f"  {a}")
     if error is not None:

@@ -15,7 +15,6 @@
 
 from __future__ import annotations
 
-import itertools
 import math
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
@@ -27,7 +26,7 @@ import sympy
 from shapes.errors import UnsupportedExpressionError
 from shapes.expr import FloorDiv, canonical, check_supported, evaluate, int_symbol
 from shapes.relation import BOOL_TYPES, RELATION_TYPES, as_difference, is_relation, negate
-from solver import codec, stages
+from solver import codec, enumeration, stages
 from solver.fixes import Fixes, synthesize
 from solver.congruence import solve_linear
 from solver.errors import (
@@ -404,7 +403,7 @@ class Solver:
             if t is not None:
                 return t, "boolean"
             return self._decide_smt(rel)
-        t = self._quick_interval(rel)
+        t = stages.by_sides(rel, self._uf.range_of)
         if t is not None:
             return t, "interval"
         if rel.has(sympy.Min, sympy.Max):
@@ -450,32 +449,6 @@ class Solver:
             hit = stages.normalize(*as_difference(rooted), self._range_lookup)
             self._norm[rooted] = hit
         return hit
-
-    def _quick_interval(self, rel: sympy.Basic) -> Truth | None:
-        """Compare interval bounds of the two sides as written (no rewriting): settles most
-        size checks (``Ne(Min(32, 32*s), 32)``) before any sympy algebra."""
-        try:
-            lo1, hi1 = bound(rel.lhs, self._uf.range_of)
-            lo2, hi2 = bound(rel.rhs, self._uf.range_of)
-        except (UnsupportedExpressionError, ZeroDivisionError, TypeError):
-            return None
-        if isinstance(rel, (sympy.Eq, sympy.Ne)):
-            if hi1 < lo2 or hi2 < lo1:
-                t = Truth.FALSE
-            elif lo1 == hi1 == lo2 == hi2:
-                t = Truth.TRUE
-            else:
-                return None
-            return t if isinstance(rel, sympy.Eq) else t.negate()
-        if isinstance(rel, (sympy.Lt, sympy.Gt)):
-            small, big = ((lo1, hi1), (lo2, hi2)) if isinstance(rel, sympy.Lt) else ((lo2, hi2), (lo1, hi1))
-            if small[1] < big[0]:
-                return Truth.TRUE
-            return Truth.FALSE if small[0] >= big[1] else None
-        small, big = ((lo1, hi1), (lo2, hi2)) if isinstance(rel, sympy.Le) else ((lo2, hi2), (lo1, hi1))
-        if small[1] <= big[0]:
-            return Truth.TRUE
-        return Truth.FALSE if small[0] > big[1] else None
 
     def _range_lookup(self, root: sympy.Symbol) -> Interval:
         return self._uf.data(root).range
@@ -557,64 +530,15 @@ class Solver:
         except (ZeroDivisionError, UnsupportedExpressionError):
             return None
 
-    # -- exhaustive enumeration on small bounded components ---------------------------------
-    def _component(self, rel: sympy.Basic) -> tuple[list[sympy.Symbol], list[Fact]]:
-        roots = {self._uf.find(s)[0] for s in rel.free_symbols}
-        facts: list[Fact] = []
-        pending = [self._facts[i] for i in self._residual]
-        changed = True
-        while changed:
-            changed = False
-            for f in list(pending):
-                froots = {self._uf.find(s)[0] for s in f.rel.free_symbols}
-                if froots & roots:
-                    roots |= froots
-                    facts.append(f)
-                    pending.remove(f)
-                    changed = True
-        return sorted(roots, key=self._order), facts
+    # -- exhaustive enumeration on small bounded components (see solver.enumeration) ------------
+    def _component(self, expr: sympy.Basic) -> tuple[list[sympy.Symbol], list[Fact]]:
+        return enumeration.component(self._uf, (self._facts[i] for i in self._residual), expr, self._order)
 
     def _enumerate(self, rel: sympy.Basic) -> Truth | None:
         """Exact answer by enumerating a small bounded component, or None when too large."""
         roots, facts = self._component(rel)
-        values = self._component_values(roots)
-        if values is None:
-            return None
-        seen: set[bool] = set()
-        for env in values:
-            if all(evaluate(f.rel, env) for f in facts):
-                seen.add(bool(evaluate(rel, env)))
-                if len(seen) == 2:
-                    return Truth.UNKNOWN
-        return Truth.FALSE if seen == {False} else Truth.TRUE  # empty: facts contradict, vacuous
-
-    def _component_values(self, roots: list[sympy.Symbol]) -> Iterator[dict[sympy.Symbol, int]] | None:
-        domains = []
-        size = 1
-        for r in roots:
-            data = self._uf.data(r)
-            lo, hi = data.range
-            if math.isinf(lo) or math.isinf(hi):
-                return None
-            m, res = data.cong
-            if (int(hi) - int(lo)) // m + 1 > self._enum_limit:  # never materialize a huge range
-                return None
-            dom = [v for v in range(int(lo), int(hi) + 1, m) if v not in data.excluded]
-            size *= max(len(dom), 1)
-            if size > self._enum_limit:
-                return None
-            domains.append(dom)
-        members = {r: [(s, *self._uf.find(s)[1:]) for s in self._uf.members(r)] for r in roots}
-
-        def gen() -> Iterator[dict[sympy.Symbol, int]]:
-            for combo in itertools.product(*domains):
-                env: dict[sympy.Symbol, int] = {}
-                for r, v in zip(roots, combo):
-                    for s, a, b in members[r]:
-                        env[s] = a * v + b
-                yield env
-
-        return gen()
+        values = enumeration.component_values(self._uf, roots, self._enum_limit)
+        return None if values is None else enumeration.decide_by_enumeration(rel, facts, values)
 
     # -- the tracer's question ---------------------------------------------------------------
     def guard(
@@ -740,11 +664,8 @@ class Solver:
 
     def _enumerated_bounds(self, expr: sympy.Basic) -> tuple[int, int] | None:
         roots, facts = self._component(expr)
-        values = self._component_values(roots)
-        if values is None:
-            return None
-        seen = [int(evaluate(expr, env)) for env in values if all(evaluate(f.rel, env) for f in facts)]
-        return (min(seen), max(seen)) if seen else None
+        values = enumeration.component_values(self._uf, roots, self._enum_limit)
+        return None if values is None else enumeration.bounds_by_enumeration(expr, facts, values)
 
     def classes(self) -> tuple[tuple[sympy.Symbol, ...], ...]:
         """Equality classes of the declared symbols (singletons included), in declaration order."""

@@ -19,12 +19,13 @@ from collections.abc import Callable
 
 import sympy
 
+from shapes.errors import UnsupportedExpressionError
 from shapes.expr import FloorDiv
 from solver import congruence as cg
 from solver.interval import Interval, bound
 from solver.truth import Truth
 
-__all__ = ["by_constant", "by_interval", "linear_terms", "by_congruence", "fold_modular", "decide_on_values",
+__all__ = ["by_constant", "by_sides", "by_interval", "linear_terms", "by_congruence", "fold_modular", "decide_on_values",
            "normalize", "simplify_minmax"]
 
 
@@ -49,6 +50,39 @@ def decide_on_values(op: str, lo: object, hi: object) -> Truth | None:
     if lo == hi == 0:
         return Truth.TRUE if op == "==" else Truth.FALSE
     return None
+
+
+def by_sides(rel: sympy.Basic, lookup: Callable[[sympy.Symbol], Interval]) -> Truth | None:
+    """Compare interval bounds of the two sides as written (no rewriting): settles most size
+    checks (``Ne(Min(32, 32*s), 32)``) before any sympy algebra.
+
+    >>> from shapes import int_symbol
+    >>> s = int_symbol("s")
+    >>> by_sides(sympy.Ne(sympy.Min(32, 32 * s), 32), {s: (2, 64)}.__getitem__)
+    <Truth.FALSE: 'false'>
+    """
+    try:
+        lo1, hi1 = bound(rel.lhs, lookup)
+        lo2, hi2 = bound(rel.rhs, lookup)
+    except (UnsupportedExpressionError, ZeroDivisionError, TypeError):
+        return None
+    if isinstance(rel, (sympy.Eq, sympy.Ne)):
+        if hi1 < lo2 or hi2 < lo1:
+            t = Truth.FALSE
+        elif lo1 == hi1 == lo2 == hi2:
+            t = Truth.TRUE
+        else:
+            return None
+        return t if isinstance(rel, sympy.Eq) else t.negate()
+    if isinstance(rel, (sympy.Lt, sympy.Gt)):
+        small, big = ((lo1, hi1), (lo2, hi2)) if isinstance(rel, sympy.Lt) else ((lo2, hi2), (lo1, hi1))
+        if small[1] < big[0]:
+            return Truth.TRUE
+        return Truth.FALSE if small[0] >= big[1] else None
+    small, big = ((lo1, hi1), (lo2, hi2)) if isinstance(rel, sympy.Le) else ((lo2, hi2), (lo1, hi1))
+    if small[1] <= big[0]:
+        return Truth.TRUE
+    return Truth.FALSE if small[0] > big[1] else None
 
 
 def by_interval(op: str, d: sympy.Expr, lookup: Callable[[sympy.Symbol], Interval]) -> Truth | None:

@@ -82,19 +82,14 @@ class SuggestedFixes:
     def constraints(self) -> list[Any]:
         """The corrected classic ``constraints`` (records naming the inputs)."""
         out: list[Any] = []
-        spec = self.fixed.spec
-        for r in spec.roots:
-            decls = [d for d in spec.decls if d.expr is not None and r.symbol in d.expr.free_symbols]
-            primary = next((d for d in decls if d.expr == r.symbol), None)
+        for r, primary, related in self.fixed.spec.groups():
             if primary is None:
                 continue
             p = classic_dim(primary.dim.input_name, primary.dim.dim)
             out.append(p >= max(r.lo, 2))
             if r.hi is not None:
                 out.append(p <= r.hi)
-            for d in decls:
-                if d is primary:
-                    continue
+            for d in related:
                 a = int(d.expr.coeff(r.symbol))
                 b = int(d.expr.subs(r.symbol, 0))
                 other = classic_dim(d.dim.input_name, d.dim.dim)

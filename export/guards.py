@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import re
 import time
-from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,7 +26,7 @@ from export.spec import Spec, _solve_affine
 from shapes.printing import to_python
 from shapes.relation import is_relation
 from shapes.spec import InputDim
-from solver import ContradictionError, Reason, Solver, Truth
+from solver import Reason, Solver, Truth
 from solver.stages import linear_terms
 
 __all__ = ["SolverBridge", "dim_symbol_name", "dim_expressible"]
@@ -179,9 +178,9 @@ class SolverBridge(tc.BaseDecider):
         if known is None:
             self.sym_map[expr] = target
             if expr.is_positive and self.solver.decide(sympy.Ge(target, 1)) is not Truth.TRUE:
-                self._assume(sympy.Ge(target, 1), Reason("trace_assumption", f"{d} >= 1", None, POSITIVE_OP))
+                self.solver.assume(sympy.Ge(target, 1), Reason("trace_assumption", f"{d} >= 1", None, POSITIVE_OP))
         elif known != target:
-            self._assume(sympy.Eq(target, known), Reason(
+            self.solver.assume(sympy.Eq(target, known), Reason(
                 "trace_assumption", f"{d} == {self._names.get(known, known)}", None,
                 "torch gave both dims one symbol (equal example sizes)"))
 
@@ -201,7 +200,7 @@ class SolverBridge(tc.BaseDecider):
             self.zero_one_notes.append(
                 f"{d} (Dim.AUTO) became static {value}: its example size is {value}, and torch never "
                 f"keeps sizes 0 and 1 dynamic; use an example of size >= 2 to keep it dynamic.")
-        self._assume(sympy.Eq(self.dim_syms[d], int(value)), Reason(
+        self.solver.assume(sympy.Eq(self.dim_syms[d], int(value)), Reason(
             "trace_assumption", f"{d} == {value}", None,
             f"torch specialized {d} to the example size {value} (sizes 0 and 1 are never dynamic)"))
 
@@ -221,7 +220,7 @@ class SolverBridge(tc.BaseDecider):
             name = self._names.get(expr, str(expr))
             op = FLOOR_OP if (lo == 2 and text == ">= 2") else "range"
             origin = self._origin() if tc.symbol_kind(symbol) == "unbacked" else None  # inputs: no user line
-            self._assume(rel, Reason(kind, f"{name} {text}", origin, op))
+            self.solver.assume(rel, Reason(kind, f"{name} {text}", origin, op))
 
     def on_constraint_violation(self, message: str) -> bool:
         """torch's own "Constraints violated" report: kept for reference, never shown; the
@@ -346,7 +345,7 @@ class SolverBridge(tc.BaseDecider):
         if api != "runtime_assert":
             return None  # data-dependent: torch raises, export explains
         kind = self.inline_kind or "guard"
-        self._assume(rel, Reason(kind, self._text(rel), self._origin(), "runtime check (torch._check)"))
+        self.solver.assume(rel, Reason(kind, self._text(rel), self._origin(), "runtime check (torch._check)"))
         return True
 
     def expression(self, expr: sympy.Expr) -> sympy.Expr | None:
@@ -394,12 +393,6 @@ class SolverBridge(tc.BaseDecider):
         if frame is not None:
             self.unbacked_origins[sym] = frame
         return out
-
-    def _assume(self, rel: sympy.Basic, reason: Reason) -> None:
-        try:
-            self.solver.assume(rel, reason)
-        except ContradictionError:
-            raise
 
     def _reason(self, rel: sympy.Basic, api: str) -> Reason:
         """Where a new guard fact comes from. A user's own ``torch._check`` of a relation no

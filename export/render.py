@@ -69,11 +69,9 @@ def render_classic(spec: Spec, inputs: Inputs) -> str:
     """``def specify_constraints(...): return [dynamic_dim(x, 0) <= 5, ...]`` for ``spec``."""
     items: list[str] = []
     notes: list[str] = []
-    for r in spec.roots:
-        decls = [d for d in spec.decls if d.expr is not None and r.symbol in d.expr.free_symbols]
-        primary = next((d for d in decls if d.expr == r.symbol), None)
+    for r, primary, related in spec.groups():
         if primary is None:
-            for d in decls:
+            for d in related:
                 notes.append(f"# {d.dim} = {to_python(d.expr, {r.symbol: r.name})}: dynamic_dim cannot say "
                              f"this (use the Dim form)")
             continue
@@ -85,7 +83,6 @@ def render_classic(spec: Spec, inputs: Inputs) -> str:
         if r.hi is not None and r.hi < CLASSIC_MAX:
             items.append(f"{p} <= {r.hi}")
             ranged = True
-        related = [d for d in decls if d is not primary]
         if not ranged and not related:
             items.append(p)
         for d in related:

@@ -23,7 +23,6 @@ from torch.utils import _pytree as pytree
 from export import _torch_compat as tc
 from export.errors import InputError
 from export.inputs import Inputs, Leaf, leaf_name
-from shapes.errors import SpecError
 from shapes.expr import evaluate, int_symbol
 from shapes.spec import CLASSIC_MAX, CLASSIC_MIN, ClassicConstraint, ClassicDim, ClassicEquality, InputDim
 
@@ -73,6 +72,16 @@ class Spec:
 
     def decl(self, d: InputDim) -> DimDecl | None:
         return next((x for x in self.decls if x.dim == d), None)
+
+    def groups(self) -> list[tuple[RootDim, DimDecl | None, list[DimDecl]]]:
+        """Per root: the dim that *is* the root (``expr == root``, or None), then the other
+        dims defined from it. What the classic form can say hangs off the first."""
+        out = []
+        for r in self.roots:
+            decls = [d for d in self.decls if d.expr is not None and r.symbol in d.expr.free_symbols]
+            primary = next((d for d in decls if d.expr == r.symbol), None)
+            out.append((r, primary, [d for d in decls if d is not primary]))
+        return out
 
     def validate(self, inputs: Inputs) -> None:
         """Example sizes inside their ranges; dims with one root agree on its value."""

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
@@ -316,14 +316,10 @@ class Solver:
         if lin is None or len(lin[0]) != 1:
             return False
         (r, a), = lin[0].items()
-        c = self._solve_cong(a, lin[1], k, target)
+        c = solve_linear(a, lin[1], (k, target))
         if c is None:
             return None
         return True if self._uf.congruent(r, c) else None
-
-    @staticmethod
-    def _solve_cong(a: int, b: int, k: int, target: int) -> tuple[int, int] | None:
-        return solve_linear(a, b, (k, target))
 
     def _order(self, sym: sympy.Symbol) -> int:
         return self._symbols[sym].order

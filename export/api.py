@@ -95,23 +95,24 @@ def _run(f: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any] | 
         except HintMismatchError as e:
             raise InputError(str(e)) from None
         except Exception as e:  # noqa: BLE001 - translated into a user-facing error below
-            translated = data_dependent_error(e, bridge)
+            translated = data_dependent_error(e, bridge.trace())
             if translated is not None:
                 _replay_stderr(captured.getvalue(), drop=str(getattr(e, "partial_fx_graph", "")))
                 raise translated from None
             _replay_stderr(captured.getvalue())
             raise
     _replay_stderr(captured.getvalue())
+    trace = bridge.trace(ep.range_constraints)
     retry = None
     if verify:
         def rerun(new_args: tuple[Any, ...], new_kwargs: dict[str, Any] | None, new_spec: Spec) -> Any:
             return _run(f, new_args, new_kwargs, Inputs.bind(f, new_args, new_kwargs), new_spec, strict, verify=False)
 
         retry = Retry(args, kwargs, rerun)
-    error = violation_error(bridge, spec, inputs, retry)
+    error = violation_error(trace, retry)
     if error is not None:
         raise error
-    return finish(ep, bridge, inputs)
+    return finish(ep, trace)
 
 
 def _replay_stderr(text: str, drop: str = "") -> None:
@@ -124,9 +125,7 @@ def _replay_stderr(text: str, drop: str = "") -> None:
 
 
 def _bridge_of(value: Any) -> SolverBridge | None:
-    node = getattr(value, "node", None)
-    env = getattr(node, "shape_env", None)
-    decider = getattr(env, "decider", None)
+    decider = tc.decider_of(value)
     return decider if isinstance(decider, SolverBridge) else None
 
 
@@ -140,19 +139,13 @@ def _constrain(value: Any, lo: int | None, hi: int | None, *, size: bool, what: 
             return
         raise InputError(f"{what} expects an int from .item() or a size, got {type(value).__name__}")
     bridge = _bridge_of(value)
-    previous = bridge.inline_kind if bridge is not None else None
-    if bridge is not None:
-        bridge.inline_kind = "spec"
-    try:
+    with bridge.declaring() if bridge is not None else contextlib.nullcontext():
         if size:
             torch._check(value >= 0)
         if lo is not None:
             torch._check(value >= lo)
         if hi is not None:
             torch._check(value <= hi)
-    finally:
-        if bridge is not None:
-            bridge.inline_kind = previous
 
 
 def constrain_as_size(symbol: Any, min: int | None = None, max: int | None = None) -> None:  # noqa: A002

@@ -154,18 +154,19 @@ def _describe(value: Any) -> str:
 # -- the spec from the command line ------------------------------------------------------------
 
 def _match(leaf_path: tuple[Any, ...], param: str, steps: Path) -> bool:
-    from torch.utils import _pytree as pytree
+    from export import _torch_compat as tc
 
     head, rest = leaf_path[0], leaf_path[1:]
     if getattr(head, "key", None) != param or len(rest) != len(steps):
         return False
     for entry, (kind, value) in zip(rest, steps):
-        if isinstance(entry, pytree.MappingKey):
-            ok = entry.key == value
-        elif isinstance(entry, pytree.SequenceKey):
-            ok = kind == "item" and entry.idx == value
-        elif isinstance(entry, pytree.GetAttrKey):
-            ok = entry.name == value
+        what, key = tc.key_entry(entry)
+        if what == "key":
+            ok = key == value
+        elif what == "index":
+            ok = kind == "item" and key == value
+        elif what == "attr":
+            ok = key == value
         else:
             ok = False
         if not ok:

@@ -68,9 +68,8 @@ def to_shapes(expr: sympy.Basic, symbols: SymbolMap | None = None) -> sympy.Basi
     callable creating one); by default :func:`default_symbol`. A mapping missing a
     symbol raises :class:`UnsupportedGuardError`.
 
-    >>> import torch.utils._sympy.functions as F
     >>> s0 = sympy.Symbol("s0", integer=True, positive=True)
-    >>> to_shapes(sympy.Eq(F.ModularIndexing(s0, 2, 4), 1))
+    >>> to_shapes(sympy.Eq(tc.ModularIndexing(s0, 2, 4), 1))
     Eq(Mod(FloorDiv(s0, 2), 4), 1)
     """
     lookup = _lookup(symbols)

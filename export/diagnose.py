@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -19,12 +19,13 @@ import sympy
 from export import _torch_compat as tc
 from export.errors import ConstraintViolationError, DataDependentError, ExportError
 from export.fixspec import FixedSpec, apply_fixes
-from export.guards import POSITIVE_OP, SolverBridge
+from export.floor_policy import floor_policy
 from export.inputs import Inputs
 from export.provenance import UserFrame, is_user_file
 from export.render import plain_words, render_checks, render_classic, render_modern
 from export.probe import probe_specializations, without_dims
 from export.spec import Spec
+from export.trace import FLOOR_OP, POSITIVE_OP, SPECIALIZED_OP, Trace
 from shapes.spec import InputDim
 from shapes.printing import to_python
 from shapes.relation import is_relation
@@ -124,25 +125,23 @@ def _indent(text: str) -> str:
 
 # -- which violations block the export ------------------------------------------------------
 
-def blocking_violations(bridge: SolverBridge, spec: Spec) -> list[Fact]:
+def blocking_violations(trace: Trace) -> list[Fact]:
     """Facts the spec does not imply that restrict a user-declared dynamic dim."""
-    user = {sym for sym in bridge.dim_syms.values() if sym not in bridge.auto_syms}
-    user |= {r.symbol for r in spec.roots}
-    dynamic = {bridge.dim_syms[d.dim] for d in spec.decls if d.mode == "dynamic" and d.dim in bridge.dim_syms}
+    user, dynamic = trace.user_syms, trace.dynamic_syms
 
     def may_block(f: Fact) -> bool:
         syms = f.rel.free_symbols
-        if not syms & user or syms & (bridge.internal_syms | bridge.unbacked_syms):
+        if not syms & user or not trace.is_about_inputs(f):
             return False  # torch's own bookkeeping, or a runtime check on data (in the graph)
         op = f.reason.op or ""
         if f.reason.kind == "trace_assumption":
-            if op.startswith("torch specialized"):
+            if op.startswith(SPECIALIZED_OP):
                 return bool(syms & dynamic)
-            if op.startswith("torch assumes sizes >= 2") or op == POSITIVE_OP:
+            if op in (FLOOR_OP, POSITIVE_OP):
                 return False  # enforced by the program's ranges and runtime checks
-        return not _adapts(f.rel, bridge.auto_syms)
+        return not _adapts(f.rel, trace.auto_syms)
 
-    return [v.fact for v in bridge.solver.violations(only=may_block)]
+    return [v.fact for v in trace.solver.violations(only=may_block)]
 
 
 def _adapts(rel: sympy.Basic, auto: set[sympy.Symbol]) -> bool:
@@ -155,9 +154,9 @@ def _adapts(rel: sympy.Basic, auto: set[sympy.Symbol]) -> bool:
 
 # -- root causes -----------------------------------------------------------------------------
 
-def causes_of(facts: list[Fact], bridge: SolverBridge) -> tuple[Cause, ...]:
+def causes_of(facts: list[Fact], trace: Trace) -> tuple[Cause, ...]:
     """One cause per (source line, dims): the guards one op produced collapse into one."""
-    names = bridge.names()
+    names = trace.names
     groups: dict[tuple[str | None, tuple[str, ...]], list[Fact]] = {}
     for f in facts:
         dims = tuple(sorted(names.get(s, str(s)) for s in f.rel.free_symbols if s in names))
@@ -165,25 +164,25 @@ def causes_of(facts: list[Fact], bridge: SolverBridge) -> tuple[Cause, ...]:
     out = []
     for (origin, dims), fs in groups.items():
         first = fs[0]
-        if first.reason.op and first.reason.op.startswith("torch specialized"):
+        if first.reason.op and first.reason.op.startswith(SPECIALIZED_OP):
             value = first.rel.rhs if isinstance(first.rel, sympy.Eq) else "?"
             text = (f"{', '.join(dims)} was specialized to {value}: the example input has size {value} "
                     f"on a dim declared dynamic; use an example of size >= 2")
             out.append(Cause(dims, origin, None, text, SPECIALIZED, tuple(fs)))
             continue
-        words = "; ".join(dict.fromkeys(_words(bridge, f.rel, names) for f in fs))
+        words = "; ".join(dict.fromkeys(_words(trace, f.rel, names) for f in fs))
         out.append(Cause(dims, origin, first.reason.op, words, "guard", tuple(fs)))
     return tuple(out)
 
 
-def _words(bridge: SolverBridge, rel: sympy.Basic, names: dict[sympy.Symbol, str]) -> str:
+def _words(trace: Trace, rel: sympy.Basic, names: Mapping[sympy.Symbol, str]) -> str:
     try:
-        return plain_words(bridge.solver.simplify(rel), names)
+        return plain_words(trace.solver.simplify(rel), names)
     except Exception:  # noqa: BLE001 - a message must never fail the export
         return _plain(rel, names)
 
 
-def _plain(rel: sympy.Basic, names: dict[sympy.Symbol, str]) -> str:
+def _plain(rel: sympy.Basic, names: Mapping[sympy.Basic, str]) -> str:
     try:
         return to_python(rel, names)
     except Exception:  # noqa: BLE001
@@ -204,33 +203,34 @@ class Retry:
         return self.run(self.args, self.kwargs, spec)
 
 
-def violation_error(bridge: SolverBridge, spec: Spec, inputs: Inputs, retry: Retry | None) -> ConstraintViolationError | None:
+def violation_error(trace: Trace, retry: Retry | None) -> ConstraintViolationError | None:
     """The error for an export whose guards the spec does not imply, or None."""
-    blocking = blocking_violations(bridge, spec)
+    blocking = blocking_violations(trace)
     if not blocking:
         return None
-    causes = causes_of(blocking, bridge)
+    causes = causes_of(blocking, trace)
     fixes = None
     if any(c.kind == SPECIALIZED for c in causes):
-        causes, fixes = _diagnose_specializations(causes, bridge, spec, inputs, retry)
+        causes, fixes = _diagnose_specializations(causes, trace, retry)
     if any(c.kind != SPECIALIZED for c in causes):
-        fixes = _fixes(bridge, spec, inputs, retry)
+        fixes = _fixes(trace, retry)
     lines = ["Constraints violated: the model needs more than the declared dynamic shapes guarantee."]
     for i, c in enumerate(causes, 1):
         lines.append(f"  {i}. {c.describe()}")
     if fixes is not None:
         lines += ["", fixes.render()]
     return ConstraintViolationError("\n".join(lines), causes=causes, fixes=fixes,
-                                    guards=tuple(f for c in causes for f in c.facts), problem=_json(bridge))
+                                    guards=tuple(f for c in causes for f in c.facts), problem=_json(trace))
 
 
-def _diagnose_specializations(causes: tuple[Cause, ...], bridge: SolverBridge, spec: Spec, inputs: Inputs,
+def _diagnose_specializations(causes: tuple[Cause, ...], trace: Trace,
                               retry: Retry | None) -> tuple[tuple[Cause, ...], SuggestedFixes | None]:
-    by_name = {str(d): d for d in bridge.dim_syms}
+    spec, inputs = trace.spec, trace.inputs
+    by_name = {str(d): d for d in trace.dim_syms}
     special = {c: by_name[c.dims[0]] for c in causes if c.kind == SPECIALIZED and c.dims and c.dims[0] in by_name}
     result = None
     if retry is not None and special:
-        result = probe_specializations(spec, inputs, retry.args, retry.kwargs, list(special.values()), retry.run)
+        result = probe_specializations(trace, retry.args, retry.kwargs, list(special.values()), retry.run)
     out = []
     for c in causes:
         d = special.get(c)
@@ -263,13 +263,13 @@ def _diagnose_specializations(causes: tuple[Cause, ...], bridge: SolverBridge, s
             out.append(Cause(c.dims, c.origin, c.code, f"{head}: use an example of size >= 2", SPECIALIZED, c.facts))
     fixes = None
     if result is not None and result.partners:
-        fixes = _static_fixes(bridge, spec, inputs, retry, list(result.partners))
+        fixes = _static_fixes(trace, retry, list(result.partners))
     return tuple(out), fixes
 
 
-def _static_fixes(bridge: SolverBridge, spec: Spec, inputs: Inputs, retry: Retry | None,
-                  dims: list[InputDim]) -> SuggestedFixes:
-    static = without_dims(spec, dims)
+def _static_fixes(trace: Trace, retry: Retry | None, dims: list[InputDim]) -> SuggestedFixes:
+    inputs = trace.inputs
+    static = without_dims(trace.spec, dims)
     verified = False
     if retry is not None:
         try:
@@ -277,23 +277,25 @@ def _static_fixes(bridge: SolverBridge, spec: Spec, inputs: Inputs, retry: Retry
             verified = True
         except ExportError:
             verified = False
-    records = Fixes(tuple(SpecializeFix(bridge.dim_syms[d], inputs.size(d)) for d in dims), verified)
+    records = Fixes(tuple(SpecializeFix(trace.dim_syms[d], inputs.size(d)) for d in dims), verified)
     fixed = FixedSpec(static, (), ())
     return SuggestedFixes(records, fixed, render_modern(static, inputs), render_classic(static, inputs), (),
                           verified, inputs)
 
 
-def _json(bridge: SolverBridge) -> str | None:
+def _json(trace: Trace) -> str | None:
     try:
-        return bridge.solver.to_json()
+        return trace.solver.to_json()
     except Exception:  # noqa: BLE001
         return None
 
 
-def _fixes(bridge: SolverBridge, spec: Spec, inputs: Inputs, retry: Retry | None) -> SuggestedFixes:
-    solver = bridge.solver.replica(kinds=("spec", "guard", "trace_assumption"), keep=bridge.about_inputs)
+def _fixes(trace: Trace, retry: Retry | None) -> SuggestedFixes:
+    inputs = trace.inputs
+    policy = floor_policy(trace)
+    solver = trace.solver.replica(kinds=("spec", "guard", "trace_assumption"), keep=policy.about_inputs)
     records = solver.suggest()
-    fixed = apply_fixes(spec, bridge, records)
+    fixed = apply_fixes(trace, records)
     verified = False
     for _ in range(3):
         if retry is None:
@@ -307,14 +309,14 @@ def _fixes(bridge: SolverBridge, spec: Spec, inputs: Inputs, retry: Retry | None
             if not isinstance(more, SuggestedFixes):
                 break
             fixed = more.fixed
-    names = {sym: f"{d.input_name}.shape[{d.dim}]" for d, sym in bridge.dim_syms.items()}
+    names = {sym: f"{d.input_name}.shape[{d.dim}]" for d, sym in trace.dim_syms.items()}
     return SuggestedFixes(records, fixed, render_modern(fixed.spec, inputs), render_classic(fixed.spec, inputs),
                           tuple(render_checks(fixed.checks, names)), verified, inputs)
 
 
 # -- data-dependent errors -----------------------------------------------------------------------
 
-def data_dependent_error(e: BaseException, bridge: SolverBridge) -> DataDependentError | None:
+def data_dependent_error(e: BaseException, trace: Trace) -> DataDependentError | None:
     """Explain torch's data-dependent guard error: which value, where, and the line to add."""
     chain = []
     x: BaseException | None = e
@@ -325,27 +327,26 @@ def data_dependent_error(e: BaseException, bridge: SolverBridge) -> DataDependen
     if dd is None and not any("data-dependent" in str(c) for c in chain):
         return None
     cond = getattr(dd, "cond", None)
-    rel = bridge._convert(cond) if cond is not None else None  # noqa: SLF001
+    rel = trace.convert(cond) if cond is not None else None
     where = _user_origin(e)
     values = sorted((cond.free_symbols if cond is not None else set()), key=str)
-    made = {s: _allocation(bridge, s) for s in values}
-    names = {bridge.sym_map.get(s, s): (made[s][1] if made[s] and made[s][1] else str(s)) for s in values}
+    made = {s: trace.unbacked_origins.get(s) for s in values}
+    names: dict[sympy.Basic, str] = {_symbol(trace, s): _var_name(made[s], str(s)) for s in values}
     if cond is not None and not is_relation(cond):
-        return _concrete_value_error(cond, made, names, bridge, where)
+        return _concrete_value_error(cond, made, names, trace, where)
     shown = _plain(rel, names) if rel is not None else (str(cond) if cond is not None else "a data-dependent value")
     msg = [f"Could not decide {shown}: it depends on tensor data that export cannot see."]
     if where:
         msg.append(f"  at {where}")
     for s in values:
-        alloc = made[s]
-        if alloc is not None:
-            origin, var, code = alloc
-            msg.append(f"  {var or s} comes from {code} at {origin}.")
+        frame = made[s]
+        if frame is not None:
+            msg.append(f"  {_var_name(frame, str(s))} comes from {frame.code} at {frame.origin}.")
     msg.append("Say what holds, right after the value is computed:")
     for s in values:
-        alloc = made[s]
-        var = (alloc[1] if alloc else None) or str(s)
-        after = f"  # after {alloc[0]}" if alloc else ""
+        frame = made[s]
+        var = _var_name(frame, str(s))
+        after = f"  # after {frame.origin}" if frame else ""
         if tc.symbol_kind(s) == "unbacked":
             msg.append(f"    export.constrain_as_value({var}, min=..., max=...){after}")
             msg.append(f"    export.constrain_as_size({var}, min=..., max=...)   # if {var} is used as a size")
@@ -357,36 +358,35 @@ def data_dependent_error(e: BaseException, bridge: SolverBridge) -> DataDependen
     return DataDependentError("\n".join(msg))
 
 
-def _concrete_value_error(cond: sympy.Basic, made: dict[Any, Any], names: dict[Any, str], bridge: SolverBridge,
-                          where: str | None) -> DataDependentError:
+def _concrete_value_error(cond: sympy.Basic, made: Mapping[Any, UserFrame | None], names: Mapping[sympy.Basic, str],
+                          trace: Trace, where: str | None) -> DataDependentError:
     """torch needed the concrete value of a data-dependent int (a loop count, a Python int)."""
-    expr = bridge.expression(cond)
+    expr = trace.expression(cond)
     shown = _plain(expr, names) if expr is not None else str(cond)
     msg = [f"The model needs the concrete value of {shown} (a Python loop count or int), but it is "
            "computed from tensor data, which export cannot see."]
     if where:
         msg.append(f"  at {where}")
-    for alloc in made.values():
-        if alloc is not None:
-            msg.append(f"  {alloc[1] or shown} comes from {alloc[2]} at {alloc[0]}.")
+    for frame in made.values():
+        if frame is not None:
+            msg.append(f"  {_var_name(frame, shown)} comes from {frame.code} at {frame.origin}.")
     msg.append("No constraint fixes this: a traced program has one fixed loop count. Rewrite the loop with "
                "tensor operations, use torch._higher_order_ops.while_loop, or pass the value as a plain "
                "int input (it is then specialized).")
     return DataDependentError("\n".join(msg))
 
 
-def _allocation(bridge: SolverBridge, sym: sympy.Symbol) -> tuple[str, str | None, str] | None:
-    """``(file:line, variable, code)`` where an unbacked value was made (``v = x.item()``)."""
-    frame = bridge.unbacked_origins.get(sym)
-    if frame is None:
-        for filename, lineno, function, code in reversed(tc.symbol_origin_frames(bridge.env, sym)):
-            if is_user_file(filename):
-                frame = UserFrame(filename, lineno, function, code)
-                break
-    if frame is None:
-        return None
-    m = re.match(r"\s*([A-Za-z_][A-Za-z_0-9]*)\s*=[^=]", frame.code)
-    return frame.origin, (m[1] if m else None), frame.code
+def _symbol(trace: Trace, sym: sympy.Symbol) -> sympy.Basic:
+    try:
+        return trace.symbol(sym)
+    except ExportError:  # not an integer (a float value): printed as torch names it
+        return sym
+
+
+def _var_name(frame: UserFrame | None, default: str) -> str:
+    """The variable an unbacked value was assigned to where it was made (``v = x.item()``)."""
+    m = re.match(r"\s*([A-Za-z_][A-Za-z_0-9]*)\s*=[^=]", frame.code) if frame is not None else None
+    return m[1] if m else default
 
 
 def _user_origin(e: BaseException) -> str | None:

@@ -10,13 +10,15 @@ say (a nonlinear relation, a hole in a range) stays as a runtime check to add in
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import sympy
 
-from export.guards import SolverBridge
 from export.spec import DimDecl, RootDim, Spec
+from export.trace import Trace
 from shapes.expr import int_symbol
+from shapes.spec import InputDim
 from solver import congruence as cg
 from solver.fixes import CheckFix, DivisibleFix, EqualFix, Fix, Fixes, RangeFix, RelationFix, SpecializeFix
 
@@ -33,14 +35,13 @@ class FixedSpec:
 
 
 class _Rewriter:
-    def __init__(self, spec: Spec, bridge: SolverBridge) -> None:
-        self.bridge = bridge
+    def __init__(self, spec: Spec, dim_syms: Mapping[InputDim, sympy.Symbol]) -> None:
         self.ranges: dict[str, tuple[int, int | None]] = {r.name: (r.lo, r.hi) for r in spec.roots}
         self.texts: dict[str, str] = {r.name: r.text for r in spec.roots}
         self.subst: dict[sympy.Symbol, sympy.Expr] = {}
         self.decls = list(spec.decls)
         self.api = spec.api
-        by_sym = {sym: d for d, sym in bridge.dim_syms.items()}
+        by_sym = {sym: d for d, sym in dim_syms.items()}
         self.decl_of = {sym: next((x for x in spec.decls if x.dim == d), None) for sym, d in by_sym.items()}
 
     # -- expressions in (current) roots ------------------------------------------------------
@@ -161,9 +162,10 @@ class _Rewriter:
         return FixedSpec(Spec(self.api, roots, tuple(decls), tuple(checks)), tuple(checks), tuple(unexpressed))
 
 
-def apply_fixes(spec: Spec, bridge: SolverBridge, fixes: Fixes) -> FixedSpec:
-    """The corrected spec for ``fixes`` (see the module docstring)."""
-    w = _Rewriter(spec, bridge)
+def apply_fixes(trace: Trace, fixes: Fixes) -> FixedSpec:
+    """The corrected spec of ``trace`` for ``fixes`` (see the module docstring)."""
+    spec = trace.spec
+    w = _Rewriter(spec, trace.dim_syms)
     checks: list[sympy.Basic] = []
     unexpressed: list[Fix] = []
     for fix in fixes:
@@ -173,20 +175,20 @@ def apply_fixes(spec: Spec, bridge: SolverBridge, fixes: Fixes) -> FixedSpec:
             ok = False
         if not ok:
             unexpressed.append(fix)
-            checks.extend(_in_input_dims(rel, bridge, spec) for rel in fix.relations())
+            checks.extend(_in_input_dims(rel, trace.dim_syms, spec) for rel in fix.relations())
     return w.result(checks, unexpressed)
 
 
-def _in_input_dims(rel: sympy.Basic, bridge: SolverBridge, spec: Spec) -> sympy.Basic:
+def _in_input_dims(rel: sympy.Basic, dim_syms: Mapping[InputDim, sympy.Symbol], spec: Spec) -> sympy.Basic:
     """``rel`` with root-dim symbols replaced by an input dim equal to them, so that the
     check can be written in the model (``x.shape[0]``) and assumed by a re-export."""
     subs = {}
     for sym in rel.free_symbols:
-        if sym in bridge.dim_syms.values():
+        if sym in dim_syms.values():
             continue
-        primary = next((d for d in spec.decls if d.expr == sym and d.dim in bridge.dim_syms), None)
+        primary = next((d for d in spec.decls if d.expr == sym and d.dim in dim_syms), None)
         if primary is not None:
-            subs[sym] = bridge.dim_syms[primary.dim]
+            subs[sym] = dim_syms[primary.dim]
     return rel.xreplace(subs) if subs else rel
 
 

@@ -10,8 +10,10 @@ facts, so nothing the trace relied on is left out of the solver's view.
 
 from __future__ import annotations
 
+import contextlib
 import re
 import time
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,20 +23,19 @@ from export import _torch_compat as tc
 from export.convert import to_shapes
 from export.errors import UnsupportedGuardError
 from export.inputs import Inputs
-from export.provenance import user_frame
+from export.provenance import UserFrame, is_user_file, user_frame
 from export.spec import Spec, _solve_affine
 from shapes.printing import to_python
 from shapes.relation import is_relation
 from shapes.spec import InputDim
 from solver import Reason, Solver, Truth
+from export.trace import FLOOR_OP, POSITIVE_OP, SPECIALIZED_OP, Trace, TraceStats, frozen_map
 from solver.stages import linear_terms
 
 __all__ = ["SolverBridge", "dim_symbol_name", "dim_expressible"]
 
 _SOFT_APIS = frozenset({"guard_or_false", "guard_or_true", "guard_size_oblivious"})
 """torch's 0/1-safe queries: the branch they take is valid whether or not a size is 0 or 1."""
-FLOOR_OP = "torch assumes sizes >= 2 (0/1 specialization)"
-POSITIVE_OP = "torch's size symbols are positive: sympy folds s == 0 to False unseen"
 
 _CHECK_CALL = re.compile(r"^\s*torch\._check(_with)?\(")
 
@@ -78,8 +79,8 @@ def dim_symbol_name(d: InputDim) -> str:
 
 
 @dataclass
-class BridgeStats:
-    """What one export asked and who answered."""
+class _Counts:
+    """The running counts of :class:`export.trace.TraceStats`."""
 
     asked: int = 0
     routed: int = 0
@@ -89,67 +90,104 @@ class BridgeStats:
 
 
 class SolverBridge(tc.BaseDecider):
-    """Routes a trace's decisions to ``solver`` (see the module docstring)."""
+    """Routes a trace's decisions to ``solver`` (see the module docstring); :meth:`trace`
+    hands over what the trace left behind, once tracing has ended."""
 
     def __init__(self, spec: Spec, inputs: Inputs, solver: Solver | None = None) -> None:
-        self.spec = spec
-        self.inputs = inputs
-        self.solver = solver if solver is not None else Solver()
-        self.stats = BridgeStats()
-        self.env: Any = None
-        self.sym_map: dict[sympy.Symbol, sympy.Expr] = {}
-        self.dim_syms: dict[InputDim, sympy.Symbol] = {}
-        self.auto_syms: set[sympy.Symbol] = set()
-        self.internal_syms: set[sympy.Symbol] = set()  # torch's own (strides, storage): not user dims
-        self.unbacked_syms: set[sympy.Symbol] = set()  # data-dependent values (.item())
-        self.inline_kind: str | None = None
-        self.torch_reports: list[str] = []
-        self.zero_one_notes: list[str] = []
-        self.unbacked_origins: dict[sympy.Symbol, Any] = {}  # torch symbol -> UserFrame of its .item()
+        self._spec = spec
+        self._inputs = inputs
+        self._solver = solver if solver is not None else Solver()
+        self._counts = _Counts()
+        self._env: Any = None
+        self._sym_map: dict[sympy.Symbol, sympy.Expr] = {}  # torch symbol -> solver expression
+        self._dim_syms: dict[InputDim, sympy.Symbol] = {}
+        self._root_syms: dict[str, sympy.Symbol] = {}
+        self._auto_syms: set[sympy.Symbol] = set()
+        self._internal_syms: set[sympy.Symbol] = set()  # torch's own (strides, storage): not user dims
+        self._unbacked_syms: set[sympy.Symbol] = set()  # data-dependent values (.item())
+        self._names: dict[sympy.Symbol, str] = {}
+        self._inline_kind: str | None = None
+        self._torch_reports: list[str] = []
+        self._zero_one_notes: list[str] = []
+        self._unbacked_origins: dict[sympy.Symbol, UserFrame] = {}  # torch symbol -> frame of its .item()
         self._zero_one_seen: set[sympy.Basic] = set()
         self._hard: set[sympy.Basic] = set()  # questions asked by hard guards (if/int()/_check)
         self._settled: dict[sympy.Basic, bool] = {}  # torch expr -> its answer, once settled
         self._became_fact: set[sympy.Basic] = set()  # questions whose answer was recorded as a fact
-        self._needed_floor: set[sympy.Symbol] | None = None
-        self._relaxed: Solver | None = None  # the solver without the >= 2 assumptions, once built
         self._spec_solver: Solver | None = None
         self._converted: dict[sympy.Basic, sympy.Basic | None] = {}
-        self._names: dict[sympy.Symbol, str] = {}
-        self.root_syms: dict[str, sympy.Symbol] = {}
         self._declare_spec()
+
+    # -- the end of tracing ---------------------------------------------------------------------
+    def trace(self, symbols: Iterable[sympy.Symbol] = ()) -> Trace:
+        """What the trace left behind, frozen. ``symbols`` are torch symbols the caller
+        will read (e.g. the program's ``range_constraints``): those the trace never saw
+        are declared first, with torch's range, as internal symbols."""
+        for sym in symbols:
+            if sym not in self._sym_map:
+                try:
+                    to_shapes(sym, self._symbol_for)
+                except UnsupportedGuardError:
+                    pass
+        c = self._counts
+        return Trace(
+            self._spec, self._inputs, self._solver, frozen_map(self._dim_syms), frozen_map(self._root_syms),
+            frozenset(self._auto_syms), frozenset(self._internal_syms), frozenset(self._unbacked_syms),
+            frozen_map(self._names), frozen_map(self._sym_map),
+            TraceStats(c.asked, c.routed, c.to_torch, c.seconds, tuple(c.unsupported)),
+            frozenset(self._hard), frozenset(self._became_fact), tuple(self._zero_one_notes),
+            frozen_map({**self._origins_from_torch(), **self._unbacked_origins}), tuple(self._torch_reports))
+
+    def _origins_from_torch(self) -> dict[sympy.Symbol, UserFrame]:
+        """Where torch recorded the unbacked symbols the bridge saw no user frame for."""
+        out = {}
+        for sym in tc.unbacked_symbols_with_stacks(self._env):
+            if sym in self._unbacked_origins:
+                continue
+            for filename, lineno, function, code in reversed(tc.symbol_origin_frames(self._env, sym)):
+                if is_user_file(filename):
+                    out[sym] = UserFrame(filename, lineno, function, code)
+                    break
+        return out
+
+    @contextlib.contextmanager
+    def declaring(self) -> Iterator[None]:
+        """Within the block, what torch learns is the user's declaration (``kind="spec"``):
+        :func:`export.constrain_as_size` and ``constrain_as_value``."""
+        previous, self._inline_kind = self._inline_kind, "spec"
+        try:
+            yield
+        finally:
+            self._inline_kind = previous
 
     # -- the spec as facts ------------------------------------------------------------------
     def _declare_spec(self) -> None:
-        s = self.solver
+        s = self._solver
         hints = self._root_hints()
-        for root in self.spec.roots:
-            self.root_syms[root.name] = s.symbol(root.name, root.lo, root.hi, hint=hints.get(root.name),
+        for root in self._spec.roots:
+            self._root_syms[root.name] = s.symbol(root.name, root.lo, root.hi, hint=hints.get(root.name),
                                                  source=root.text)
-        for decl in self.spec.decls:
-            size = self.inputs.size(decl.dim)
+        for decl in self._spec.decls:
+            size = self._inputs.size(decl.dim)
             sym = s.symbol(dim_symbol_name(decl.dim), 0, None, hint=size, source=str(decl.dim))
-            self.dim_syms[decl.dim] = sym
+            self._dim_syms[decl.dim] = sym
             self._names[sym] = str(decl.dim)
             if decl.expr is None:
-                self.auto_syms.add(sym)
+                self._auto_syms.add(sym)
             else:
                 s.assume(sympy.Eq(sym, decl.expr), Reason.spec(f"{decl.dim} is {decl.text}"))
-        for rel in self.spec.checks:
+        for rel in self._spec.checks:
             s.assume(rel, Reason("spec", self._text(rel), None, "torch._check (suggested fix)"))
 
     def _root_hints(self) -> dict[str, int]:
         hints: dict[str, int] = {}
-        for decl in self.spec.decls:
+        for decl in self._spec.decls:
             if decl.expr is not None and len(decl.expr.free_symbols) == 1:
                 sym = next(iter(decl.expr.free_symbols))
-                v = _solve_affine(decl.expr, sym, self.inputs.size(decl.dim))
+                v = _solve_affine(decl.expr, sym, self._inputs.size(decl.dim))
                 if v is not None:
                     hints.setdefault(sym.name, v)
         return hints
-
-    def names(self) -> dict[sympy.Symbol, str]:
-        """Solver symbol -> user-facing source text (``x.size(0)``)."""
-        return dict(self._names)
 
     # -- torch's hooks ------------------------------------------------------------------------
     def attach(self, env: Any) -> bool:
@@ -157,83 +195,83 @@ class SolverBridge(tc.BaseDecider):
         dynamo traces (``torch.cond`` branches in non-strict mode) over their own fresh
         symbols; their decisions are re-made on the export's env when the branches are
         traced for the graph, so they are left to torch."""
-        if self.env is None:
-            self.env = env
+        if self._env is None:
+            self._env = env
             return True
         return False
 
     def on_symbol(self, expr: sympy.Expr, source_name: str, value: Any) -> None:
         if not isinstance(expr, sympy.Symbol):
             return
-        d = self.inputs.dim_of_source(source_name)
-        target = self.dim_syms.get(d) if d is not None else None
+        d = self._inputs.dim_of_source(source_name)
+        target = self._dim_syms.get(d) if d is not None else None
         if target is None:
             if d is not None:  # torch made a dim dynamic that the spec did not declare
                 target = self._declare_input_dim(d, int(value))
-            elif source_name in self.root_syms:  # the phantom root of derived dims (16 * _h)
-                target = self.root_syms[source_name]
+            elif source_name in self._root_syms:  # the phantom root of derived dims (16 * _h)
+                target = self._root_syms[source_name]
             else:
                 return
-        known = self.sym_map.get(expr)
+        known = self._sym_map.get(expr)
         if known is None:
-            self.sym_map[expr] = target
-            if expr.is_positive and self.solver.decide(sympy.Ge(target, 1)) is not Truth.TRUE:
-                self.solver.assume(sympy.Ge(target, 1), Reason("trace_assumption", f"{d} >= 1", None, POSITIVE_OP))
+            self._sym_map[expr] = target
+            if expr.is_positive and self._solver.decide(sympy.Ge(target, 1)) is not Truth.TRUE:
+                self._solver.assume(sympy.Ge(target, 1), Reason("trace_assumption", f"{d} >= 1", None, POSITIVE_OP))
         elif known != target:
-            self.solver.assume(sympy.Eq(target, known), Reason(
+            self._solver.assume(sympy.Eq(target, known), Reason(
                 "trace_assumption", f"{d} == {self._names.get(known, known)}", None,
                 "torch gave both dims one symbol (equal example sizes)"))
 
     def _declare_input_dim(self, d: InputDim, value: int) -> sympy.Symbol:
-        sym = self.solver.symbol(dim_symbol_name(d), 0, None, hint=value, source=str(d))
-        self.dim_syms[d] = sym
+        sym = self._solver.symbol(dim_symbol_name(d), 0, None, hint=value, source=str(d))
+        self._dim_syms[d] = sym
         self._names[sym] = str(d)
-        self.auto_syms.add(sym)
+        self._auto_syms.add(sym)
         return sym
 
     def on_specialize(self, source_name: str, value: int) -> None:
-        d = self.inputs.dim_of_source(source_name)
-        if d is None or d not in self.dim_syms:
+        d = self._inputs.dim_of_source(source_name)
+        if d is None or d not in self._dim_syms:
             return
-        decl = self.spec.decl(d)
+        decl = self._spec.decl(d)
         if decl is not None and decl.mode == "auto" and int(value) in (0, 1):
-            self.zero_one_notes.append(
+            self._zero_one_notes.append(
                 f"{d} (Dim.AUTO) became static {value}: its example size is {value}, and torch never "
                 f"keeps sizes 0 and 1 dynamic; use an example of size >= 2 to keep it dynamic.")
-        self.solver.assume(sympy.Eq(self.dim_syms[d], int(value)), Reason(
+        self._solver.assume(sympy.Eq(self._dim_syms[d], int(value)), Reason(
             "trace_assumption", f"{d} == {value}", None,
-            f"torch specialized {d} to the example size {value} (sizes 0 and 1 are never dynamic)"))
+            f"{SPECIALIZED_OP} {d} to the example size {value} (sizes 0 and 1 are never dynamic)"))
 
     def on_range_update(self, symbol: sympy.Symbol, lo: int | None, hi: int | None) -> None:
-        expr = self.sym_map.get(symbol)
+        expr = self._sym_map.get(symbol)
         if expr is None:
-            if self.env is None or tc.symbol_kind(symbol) not in ("unbacked", "float"):
+            if self._env is None or tc.symbol_kind(symbol) not in ("unbacked", "float"):
                 return
             expr = self._declare_unbacked(symbol)
         if tc.symbol_kind(symbol) == "float":
             return  # float values are outside the integer solver; torch keeps their ranges
-        kind = self.inline_kind or "trace_assumption"
+        kind = self._inline_kind or "trace_assumption"
         for rel, text in ((None if lo is None else sympy.Ge(expr, lo), f">= {lo}"),
                           (None if hi is None else sympy.Le(expr, hi), f"<= {hi}")):
-            if rel is None or self.solver.decide(rel) is Truth.TRUE:
+            if rel is None or self._solver.decide(rel) is Truth.TRUE:
                 continue
             name = self._names.get(expr, str(expr))
             op = FLOOR_OP if (lo == 2 and text == ">= 2") else "range"
             origin = self._origin() if tc.symbol_kind(symbol) == "unbacked" else None  # inputs: no user line
-            self.solver.assume(rel, Reason(kind, f"{name} {text}", origin, op))
+            self._solver.assume(rel, Reason(kind, f"{name} {text}", origin, op))
 
     def on_constraint_violation(self, message: str) -> bool:
         """torch's own "Constraints violated" report: kept for reference, never shown; the
         solver judges (see :func:`export.diagnose.blocking_violations`)."""
-        self.torch_reports.append(message)
+        self._torch_reports.append(message)
         return True
 
     # -- guards ---------------------------------------------------------------------------------
     def on_guard(self, expr: sympy.Basic, hint: bool | None, api: str) -> bool | None:
-        self.stats.asked += 1
+        self._counts.asked += 1
         settled = self._settled.get(expr)
         if settled is not None and (hint is None or hint == settled):
-            self.stats.routed += 1  # asked and answered before: facts only grow, so still settled
+            self._counts.routed += 1  # asked and answered before: facts only grow, so still settled
             if api not in _SOFT_APIS:
                 rel = self._converted[expr]
                 self._hard.add(rel)
@@ -244,22 +282,22 @@ class SolverBridge(tc.BaseDecider):
         try:
             rel = self._convert(expr)
             if rel is None:
-                self.stats.to_torch += 1
+                self._counts.to_torch += 1
                 return None
-            self.stats.routed += 1
+            self._counts.routed += 1
             if hint is None:
                 return self._unhinted(rel, api)
             if api not in _SOFT_APIS:
                 self._hard.add(rel)
-            if self.solver.decide(rel) is Truth.UNKNOWN:
+            if self._solver.decide(rel) is Truth.UNKNOWN:
                 self._became_fact.add(rel)  # recorded as a fact: its answer needs no assumption
-            answer = self.solver.guard(rel, hint, lambda: self._reason(rel, api))
+            answer = self._solver.guard(rel, hint, lambda: self._reason(rel, api))
             if api == "guard_bool" and rel not in self._zero_one_seen:
                 self._note_zero_one(rel, answer)
             self._settled[expr] = answer  # settled now: a fact, or implied by the facts
             return answer
         finally:
-            self.stats.seconds += time.perf_counter() - start
+            self._counts.seconds += time.perf_counter() - start
 
     def _note_zero_one(self, rel: sympy.Basic, answer: bool) -> None:
         """A user branch comparing a dim with 0 or 1, decided only by torch's >= 2 assumption:
@@ -270,90 +308,39 @@ class SolverBridge(tc.BaseDecider):
         sym, const = rel.lhs, rel.rhs
         if not (sym in self._names and const.is_Integer and int(const) in (0, 1, 2)):
             return
-        spec_lo = self.spec_lower_bound(sym)
+        spec_lo = self._spec_lower_bound(sym)
         if spec_lo is None or spec_lo >= 2:
             return
         frame = user_frame()
         where = f" at {frame.origin}: {frame.code}" if frame else ""
-        self.zero_one_notes.append(
+        self._zero_one_notes.append(
             f"{self._text(rel)} was decided {answer}{where}, only because export assumes "
             f"{self._names[sym]} >= 2 (sizes 0 and 1 are specialized while tracing); the program "
             f"rejects {self._names[sym]} < 2 at run time. If size {int(const)} matters, handle it "
             "before calling the exported program or make the dim static.")
 
-    def needed_floor(self) -> set[sympy.Symbol]:
-        """The dims whose ">= 2" trace assumption some hard decision (an ``if``, ``int()``,
-        ``torch._check``) relied on: for them sizes 0/1 would run a different program. The
-        0/1-safe queries (``guard_or_false`` ...) never need it. Computed once, after tracing."""
-        if self._needed_floor is None:
-            needed: set[sympy.Symbol] = set()
-            questions = self._hard - self._became_fact  # answers a fact gave need no assumption
-            if questions and any(f.reason.op == FLOOR_OP for f in self.solver.facts):
-                relaxed = self.solver.replica(kinds=("spec", "guard", "trace_assumption"),
-                                              keep=lambda f: f.reason.op != FLOOR_OP)
-                self._relaxed = relaxed
-                for rel in questions:
-                    t = self.solver.decide(rel)
-                    if t is not Truth.UNKNOWN and relaxed.decide(rel) is not t:
-                        needed |= {self.solver.root_of(x) for x in rel.free_symbols}
-            self._needed_floor = needed
-        return self._needed_floor
-
-    def keeps(self, fact: Any) -> bool:
-        """Whether a fact belongs to the final spec: every fact but the ">= 2" assumptions no
-        hard decision needed (and torch's 0/1 specializations, reported separately)."""
-        op = fact.reason.op or ""
-        if op.startswith("torch specialized"):
-            return False
-        return op != FLOOR_OP or any(self.solver.root_of(x) in self.needed_floor() for x in fact.rel.free_symbols)
-
-    def about_inputs(self, fact: Any) -> bool:
-        """A kept fact that speaks of input dims only (what a spec or a fix can say)."""
-        return self.keeps(fact) and not fact.rel.free_symbols & (self.internal_syms | self.unbacked_syms)
-
-    def final_solver(self) -> Solver:
-        """The solver of the final ranges: the facts :meth:`keeps` accepts (the relaxed solver
-        of :meth:`needed_floor` plus the needed assumptions, when it was built)."""
-        floors = [f for f in self.solver.facts if f.reason.op == FLOOR_OP]
-        if all(self.keeps(f) for f in floors):
-            return self.solver
-        if self._relaxed is None:
-            return self.solver.replica(kinds=("spec", "guard", "trace_assumption"), keep=self.keeps)
-        final, self._relaxed = self._relaxed, None
-        for f in floors:
-            if self.keeps(f):
-                final.assume(f.rel, f.reason)
-        return final
-
-    def spec_lower_bound(self, sym: sympy.Symbol) -> int | None:
+    def _spec_lower_bound(self, sym: sympy.Symbol) -> int | None:
         """The lower bound the user's spec alone gives a symbol."""
         if self._spec_solver is None:
-            self._spec_solver = self.solver.replica(kinds=("spec",))
+            self._spec_solver = self._solver.replica(kinds=("spec",))
         return self._spec_solver.bounds(sym)[0]
 
     def on_static(self, expr: sympy.Basic) -> bool | None:
         rel = self._convert(expr)
         if rel is None:
             return None
-        t = self.solver.decide(rel)
+        t = self._solver.decide(rel)
         return None if t is Truth.UNKNOWN else t is Truth.TRUE
 
     def _unhinted(self, rel: sympy.Basic, api: str) -> bool | None:
-        t = self.solver.decide(rel)
+        t = self._solver.decide(rel)
         if t is not Truth.UNKNOWN:
             return t is Truth.TRUE
         if api != "runtime_assert":
             return None  # data-dependent: torch raises, export explains
-        kind = self.inline_kind or "guard"
-        self.solver.assume(rel, Reason(kind, self._text(rel), self._origin(), "runtime check (torch._check)"))
+        kind = self._inline_kind or "guard"
+        self._solver.assume(rel, Reason(kind, self._text(rel), self._origin(), "runtime check (torch._check)"))
         return True
-
-    def expression(self, expr: sympy.Expr) -> sympy.Expr | None:
-        """A torch size expression in solver symbols, or None when it cannot be converted."""
-        try:
-            return to_shapes(expr, self._symbol_for)
-        except UnsupportedGuardError:
-            return None
 
     def _convert(self, expr: sympy.Basic) -> sympy.Basic | None:
         """The guard in the shapes language; None (torch decides) for what the solver cannot
@@ -363,7 +350,7 @@ class SolverBridge(tc.BaseDecider):
         try:
             out = to_shapes(expr, self._symbol_for)
         except UnsupportedGuardError as e:
-            self.stats.unsupported.append(str(e))
+            self._counts.unsupported.append(str(e))
             out = None
         if out is not None and not is_relation(out):
             out = None
@@ -371,27 +358,27 @@ class SolverBridge(tc.BaseDecider):
         return out
 
     def _symbol_for(self, sym: sympy.Symbol) -> sympy.Expr:
-        known = self.sym_map.get(sym)
+        known = self._sym_map.get(sym)
         if known is not None:
             return known
         if tc.symbol_kind(sym) == "unbacked":
             return self._declare_unbacked(sym)
         # a symbol torch made without telling us (e.g. a stride): let the solver know its range
-        lo, hi = tc.range_bounds(self.env.var_to_range[sym]) if self.env is not None else (None, None)
-        hint = self.env.backed_var_to_val.get(sym) if self.env is not None else None
-        out = self.solver.symbol(f"t_{sym.name}", lo, hi, hint=None if hint is None else int(hint), source=str(sym))
-        self.sym_map[sym] = out
-        self.internal_syms.add(out)
+        lo, hi = tc.symbol_range(self._env, sym) if self._env is not None else (None, None)
+        hint = tc.symbol_hint(self._env, sym) if self._env is not None else None
+        out = self._solver.symbol(f"t_{sym.name}", lo, hi, hint=None if hint is None else int(hint), source=str(sym))
+        self._sym_map[sym] = out
+        self._internal_syms.add(out)
         return out
 
     def _declare_unbacked(self, sym: sympy.Symbol) -> sympy.Symbol:
-        out = self.solver.symbol(sym.name, None, None, source=f"{sym.name} (a data-dependent value)")
-        self.sym_map[sym] = out
-        self.unbacked_syms.add(out)
+        out = self._solver.symbol(sym.name, None, None, source=f"{sym.name} (a data-dependent value)")
+        self._sym_map[sym] = out
+        self._unbacked_syms.add(out)
         self._names[out] = sym.name
         frame = user_frame()  # torch announces an unbacked symbol as it is made: at the .item()
         if frame is not None:
-            self.unbacked_origins[sym] = frame
+            self._unbacked_origins[sym] = frame
         return out
 
     def _reason(self, rel: sympy.Basic, api: str) -> Reason:
@@ -400,7 +387,7 @@ class SolverBridge(tc.BaseDecider):
         such a fix is applied (torch keeps it as a runtime check in the program)."""
         frame = user_frame()
         kind = "guard"
-        if frame is not None and _CHECK_CALL.match(frame.code) and not dim_expressible(self.solver.simplify(rel)):
+        if frame is not None and _CHECK_CALL.match(frame.code) and not dim_expressible(self._solver.simplify(rel)):
             kind = "spec"
         return Reason(kind, self._text(rel), frame.origin if frame else None, frame.code if frame else api)
 

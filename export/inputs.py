@@ -18,21 +18,17 @@ InputDim(input_name="y['a']", dim=0)
 from __future__ import annotations
 
 import inspect
-import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import torch
-from torch.utils import _pytree as pytree
 
+from export import _torch_compat as tc
 from export.errors import InputError
 from shapes.spec import InputDim
 
 __all__ = ["Leaf", "Inputs", "signature_of", "leaf_name"]
-
-_SOURCE_DIM = re.compile(r"^(?P<base>.*)\.size\(\)\[(?P<dim>\d+)\]$")
-
 
 @dataclass(frozen=True, slots=True)
 class Leaf:
@@ -61,7 +57,7 @@ def _name_of(path: tuple[Any, ...]) -> str:
 
 def leaf_name(param: str, rest: tuple[Any, ...]) -> str:
     """The user-facing name of a leaf: ``param`` plus its key path (``y['a']``, ``d[0]``)."""
-    return f"{param}{pytree.keystr(tuple(rest))}"
+    return f"{param}{tc.keystr(tuple(rest))}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,8 +80,8 @@ class Inputs:
             bound = signature_of(f).bind(*args, **(kwargs or {}))
         except TypeError as e:
             raise InputError(f"the example inputs do not match the signature of {_callable_name(f)}: {e}") from None
-        flat, _ = pytree.tree_flatten_with_path(dict(bound.arguments))
-        leaves = tuple(Leaf(tuple(p), _name_of(tuple(p)), i, v) for i, (p, v) in enumerate(flat))
+        flat = tc.tree_flatten_with_path(dict(bound.arguments))
+        leaves = tuple(Leaf(p, _name_of(p), i, v) for i, (p, v) in enumerate(flat))
         return Inputs(leaves, dict(bound.arguments))
 
     @property
@@ -107,22 +103,15 @@ class Inputs:
 
     def dim_of_source(self, source_name: str) -> InputDim | None:
         """The input dim behind a torch source name, or None (strides, offsets, unknown)."""
-        m = _SOURCE_DIM.match(source_name)
-        if m is None:
-            return None
-        leaf = self._leaf_of_base(m["base"])
-        return None if leaf is None else InputDim(leaf.name, int(m["dim"]))
+        source = tc.size_source(source_name)
+        leaf = None if source is None else self._leaf_of_source(source)
+        return None if leaf is None or source is None else InputDim(leaf.name, source.dim)
 
-    def _leaf_of_base(self, base: str) -> Leaf | None:
-        strict = re.fullmatch(r"L\['flat_args'\]\[(\d+)\]", base)
-        if strict is not None:
-            i = int(strict[1])
+    def _leaf_of_source(self, source: tc.SizeSource) -> Leaf | None:
+        if source.flat_index is not None:
+            i = source.flat_index
             return self.leaves[i] if i < len(self.leaves) else None
-        if base.startswith("L["):
-            for leaf in self.leaves:
-                if "L" + pytree.keystr(leaf.path) == base:
-                    return leaf
-        return None
+        return next((leaf for leaf in self.leaves if tc.keystr(leaf.path) == source.path), None)
 
     def size(self, d: InputDim) -> int:
         leaf = self.leaf_named(d.input_name)

@@ -16,11 +16,12 @@ from typing import Any
 
 import sympy
 import torch
-from torch.utils import _pytree as pytree
 
+from export import _torch_compat as tc
 from export.errors import ConstraintViolationError, ExportError
 from export.inputs import Inputs
 from export.spec import Spec
+from export.trace import Trace
 from shapes.spec import InputDim
 
 __all__ = ["ProbeResult", "enlarged_inputs", "probe_specializations", "without_dims"]
@@ -61,7 +62,7 @@ def enlarged_inputs(inputs: Inputs, args: tuple[Any, ...], kwargs: dict[str, Any
     def swap(x: Any) -> Any:
         return new.get(id(x), x) if isinstance(x, torch.Tensor) else x
 
-    return pytree.tree_map(swap, args), (pytree.tree_map(swap, kwargs) if kwargs is not None else None)
+    return tc.tree_map(swap, args), (tc.tree_map(swap, kwargs) if kwargs is not None else None)
 
 
 def _sizes_for(spec: Spec, dims: Iterable[InputDim], value: int) -> dict[InputDim, int]:
@@ -79,10 +80,11 @@ def _sizes_for(spec: Spec, dims: Iterable[InputDim], value: int) -> dict[InputDi
     return out
 
 
-def probe_specializations(spec: Spec, inputs: Inputs, args: tuple[Any, ...], kwargs: dict[str, Any] | None,
+def probe_specializations(trace: Trace, args: tuple[Any, ...], kwargs: dict[str, Any] | None,
                           dims: list[InputDim], run: Runner) -> ProbeResult | None:
-    """Re-export with the specialized ``dims`` enlarged (to 2, then to other dims' example
-    sizes); None when no probe could be traced."""
+    """Re-export ``trace``'s spec with the specialized ``dims`` enlarged (to 2, then to
+    other dims' example sizes); None when no probe could be traced."""
+    spec, inputs = trace.spec, trace.inputs
     sizes_seen = inputs.example_sizes()
     declared = sorted({n for d, n in sizes_seen.items() if n >= 2 and spec.decl(d) is not None})
     static = sorted({n for d, n in sizes_seen.items() if n >= 2 and spec.decl(d) is None})

@@ -21,8 +21,9 @@ from torch.export import ExportedProgram
 
 from export import _torch_compat as tc
 from export.errors import SymshapeWarning
-from export.guards import SolverBridge
+from export.floor_policy import floor_policy
 from export.inputs import Inputs
+from export.trace import Trace
 from shapes.printing import to_python
 from shapes.spec import InputDim
 from solver import Solver
@@ -93,20 +94,23 @@ def _bound_text(lo: int | None, hi: int | None) -> str:
     return f"[{lo if lo is not None else '-inf'}, {hi if hi is not None else 'inf'}]"
 
 
-def finish(ep: ExportedProgram, bridge: SolverBridge, inputs: Inputs) -> SymshapeProgram:
-    """Write the solver's conclusions into ``ep`` and return it as a SymshapeProgram."""
-    s = bridge.final_solver()
+def finish(ep: ExportedProgram, trace: Trace) -> SymshapeProgram:
+    """Write the solver's conclusions into ``ep`` and return it as a SymshapeProgram. The
+    trace must know every symbol of ``ep.range_constraints``
+    (:meth:`export.guards.SolverBridge.trace` declares them)."""
+    s = floor_policy(trace).final
+    inputs = trace.inputs
     ranges = {}
     for sym in list(ep.range_constraints):
-        expr = bridge.sym_map.get(sym) or bridge.expression(sym)
+        expr = trace.sym_map.get(sym) or trace.expression(sym)
         if expr is None:
             continue
         ranges[sym] = s.bounds(expr)
     tc.set_range_constraints(ep, {**{k: tc.range_bounds(v) for k, v in ep.range_constraints.items()}, **ranges})
     names = _placeholder_names(ep, inputs)
-    dim_ranges = {str(d): s.bounds(sym) for d, sym in bridge.dim_syms.items()}
+    dim_ranges = {str(d): s.bounds(sym) for d, sym in trace.dim_syms.items()}
     checks = []
-    for d, sym in bridge.dim_syms.items():
+    for d, sym in trace.dim_syms.items():
         lo, _ = dim_ranges[str(d)]
         if lo is not None and 0 < lo <= 2 and d.input_name in names:
             why = ("sizes 0 and 1 are specialized while tracing" if lo == 2 else
@@ -115,17 +119,17 @@ def finish(ep: ExportedProgram, bridge: SolverBridge, inputs: Inputs) -> Symshap
                            f"symshape: {d} must be >= {lo}: the export assumed it ({why}), so smaller "
                            "sizes would run a wrong program"))
     tc.add_size_asserts(ep, checks)
-    equalities = _equalities(bridge, names)
+    equalities = _equalities(trace, names)
     report = Report(
         dim_ranges,
-        tuple(tuple(bridge.names().get(x, str(x)) for x in cls) for cls in s.classes() if len(cls) > 1),
-        tuple(_relation_text(r, bridge.names()) for r in s.relations()),
+        tuple(tuple(trace.names.get(x, str(x)) for x in cls) for cls in s.classes() if len(cls) > 1),
+        tuple(_relation_text(r, trace.names) for r in s.relations()),
         tuple(f"{f.reason.text}: {f.reason.op}" for f in s.facts if f.reason.kind == "trace_assumption"),
-        {"asked": bridge.stats.asked, "routed": bridge.stats.routed, "to_torch": bridge.stats.to_torch,
-         "solver_seconds": round(bridge.stats.seconds, 6), "stages": dict(s.stats),
+        {"asked": trace.stats.asked, "routed": trace.stats.routed, "to_torch": trace.stats.to_torch,
+         "solver_seconds": round(trace.stats.seconds, 6), "stages": dict(s.stats),
          "facts": len(s.facts), "guards": len(s.guards)},
         None,
-        tuple(bridge.zero_one_notes),
+        trace.zero_one_notes,
     )
     for note in report.warnings:
         warnings.warn(note, SymshapeWarning, stacklevel=4)
@@ -156,10 +160,10 @@ def _problem(s: Solver) -> str | None:
         return None
 
 
-def _equalities(bridge: SolverBridge, names: Mapping[str, str]) -> list[tuple[InputDim, InputDim]]:
-    by_sym = {sym: d for d, sym in bridge.dim_syms.items()}
+def _equalities(trace: Trace, names: Mapping[str, str]) -> list[tuple[InputDim, InputDim]]:
+    by_sym = {sym: d for d, sym in trace.dim_syms.items()}
     out = []
-    for cls in bridge.solver.classes():
+    for cls in trace.solver.classes():
         dims = [by_sym[x] for x in cls if x in by_sym and by_sym[x].input_name in names]
         for other in dims[1:]:
             out.append((InputDim(names[dims[0].input_name], dims[0].dim), InputDim(names[other.input_name], other.dim)))

@@ -18,7 +18,6 @@ from typing import Any
 import sympy
 import torch
 from torch.export import Dim
-from torch.utils import _pytree as pytree
 
 from export import _torch_compat as tc
 from export.errors import InputError
@@ -160,7 +159,7 @@ def _rebuild(inputs: Inputs, per_leaf: Mapping[str, Mapping[int, Any]]) -> dict[
 
         return f
 
-    return {p: pytree.tree_map_with_path(leaf_spec(p), v) for p, v in inputs.bound.items()}
+    return {p: tc.tree_map_with_path(leaf_spec(p), v) for p, v in inputs.bound.items()}
 
 
 # -- classic --------------------------------------------------------------------------------
@@ -288,10 +287,6 @@ def _leaf_of_token(inputs: Inputs, token: str, i: int) -> Leaf:
 
 # -- modern ---------------------------------------------------------------------------------
 
-_DimHint = type(Dim.AUTO)
-_DerivedDim = type(Dim("_probe") * 2)
-
-
 def from_dynamic_shapes(inputs: Inputs, dynamic_shapes: Any) -> Spec:
     """Normalize torch's ``dynamic_shapes`` (dict by parameter name, or a tuple/list in
     parameter order) into a :class:`Spec`."""
@@ -368,7 +363,7 @@ class _ModernBuilder:
             if isinstance(spec, int) and spec != size:
                 raise InputError(f"{d} is declared static {spec} but the example has size {size}")
             return
-        if isinstance(spec, _DimHint):
+        if tc.is_dim_hint(spec):
             kind = spec.type.name
             if kind == "STATIC":
                 return
@@ -380,14 +375,14 @@ class _ModernBuilder:
             self.roots[name] = RootDim(name, lo, spec.max, f"Dim.DYNAMIC for {d}")
             self.decls.append(DimDecl(d, "dynamic", int_symbol(name), "Dim.DYNAMIC"))
             return
-        if isinstance(spec, _DerivedDim) or isinstance(spec, Dim):
+        if tc.is_derived_dim(spec) or isinstance(spec, Dim):
             expr = self.expr_of(spec, d)
             self.decls.append(DimDecl(d, "dynamic", expr, spec.__name__))
             return
         raise InputError(f"dynamic_shapes for {d} is {spec!r:.60}: use a Dim, Dim.AUTO/STATIC/DYNAMIC or None")
 
     def expr_of(self, spec: Any, d: InputDim) -> sympy.Expr:
-        if isinstance(spec, _DerivedDim):
+        if tc.is_derived_dim(spec):
             inner = self.expr_of(spec.root, d)
             out = spec.fn(inner)
             if not isinstance(out, sympy.Expr):
@@ -414,7 +409,7 @@ def _children(value: Any) -> list[tuple[Any, Any]] | None:
     if isinstance(value, torch.Tensor):
         return None
     try:
-        kids, _ = pytree.tree_flatten_with_path(value, is_leaf=lambda x: x is not value)
+        kids = tc.tree_flatten_with_path(value, is_leaf=lambda x: x is not value)
     except Exception:  # noqa: BLE001 - not a container pytree knows
         return None
     if len(kids) == 1 and kids[0][0] == () :

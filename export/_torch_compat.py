@@ -271,7 +271,7 @@ class RoutingShapeEnv(ShapeEnv):
             self._routing_depth -= 1
 
     def _router(self) -> Decider | None:
-        if self.decider is None or getattr(self, "_routing_depth", 0):
+        if self.decider is None or vars(self).get("_routing_depth", 0):
             return None
         return self.decider
 
@@ -361,7 +361,7 @@ class RoutingShapeEnv(ShapeEnv):
             )
         return got
 
-    def guard_or_defer_runtime_assert(
+    def guard_or_defer_runtime_assert(  # type: ignore[override]  # torch's is lru_cache-wrapped
         self, orig_expr: sympy.Basic, msg: str, fx_node: torch.fx.Node | None = None
     ) -> bool:
         decider = self._router()
@@ -380,7 +380,7 @@ class RoutingShapeEnv(ShapeEnv):
             )
         return ok
 
-    def _maybe_evaluate_static(
+    def _maybe_evaluate_static(  # type: ignore[override]  # torch's is lru_cache-wrapped
         self,
         expr: sympy.Basic,
         *,
@@ -488,9 +488,10 @@ class RoutingShapeEnv(ShapeEnv):
 
 
 def _warn_only(c: Any) -> Any:
-    if c is None or not dataclasses.is_dataclass(c) or getattr(c, "warn_only", True):
+    if c is None or isinstance(c, type) or not dataclasses.is_dataclass(c) or getattr(c, "warn_only", True):
         return c
-    return dataclasses.replace(c, warn_only=True)
+    instance: Any = c
+    return dataclasses.replace(instance, warn_only=True)
 
 
 def _warn_only_context(ctx: Any) -> Any:
@@ -550,14 +551,14 @@ def install_shape_env_class(cls: type[ShapeEnv]) -> Iterator[None]:
     if not (isinstance(cls, type) and issubclass(cls, ShapeEnv)):
         raise TypeError(f"{cls!r} is not a subclass of torch's ShapeEnv")
     modules = [importlib.import_module(name) for name in SHAPE_ENV_SITES]
-    previous = [m.ShapeEnv for m in modules]
+    previous = [getattr(m, "ShapeEnv") for m in modules]
     for m in modules:
-        m.ShapeEnv = cls
+        setattr(m, "ShapeEnv", cls)
     try:
         yield
     finally:
         for m, old in zip(modules, previous):
-            m.ShapeEnv = old
+            setattr(m, "ShapeEnv", old)
 
 
 @contextlib.contextmanager

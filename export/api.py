@@ -10,6 +10,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import torch
+from torch.export import ExportedProgram
 
 from export import _torch_compat as tc
 from export.diagnose import Retry, data_dependent_error, violation_error
@@ -18,9 +19,10 @@ from export.guards import SolverBridge
 from export.inputs import Inputs
 from export.program import SymshapeProgram, finish
 from export.spec import Spec, dynamic_dim, from_constraints, from_dynamic_shapes
+from export.trace import Trace
 from solver import HintMismatchError
 
-__all__ = ["export", "dynamic_dim", "constrain_as_size", "constrain_as_value"]
+__all__ = ["export", "traced", "dynamic_dim", "constrain_as_size", "constrain_as_value"]
 
 
 def _as_module(f: Callable[..., Any]) -> torch.nn.Module:
@@ -79,8 +81,26 @@ def export(
     return _run(f, args, kwargs, inputs, spec, strict, verify=True)
 
 
-def _run(f: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any] | None, inputs: Inputs,
-         spec: Spec, strict: bool, *, verify: bool) -> SymshapeProgram:
+def traced(
+    f: Callable[..., Any],
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any] | None = None,
+    *,
+    constraints: Sequence[Any] | None = None,
+    dynamic_shapes: Any = None,
+    strict: bool = False,
+) -> tuple[ExportedProgram, Trace]:
+    """Trace ``f`` as :func:`export` does, without judging: torch's program (its ranges
+    untouched) and the frozen :class:`export.trace.Trace`. For tools and tests that study a
+    trace (e.g. the ``>= 2`` policy, :func:`export.floor_policy.floor_policy`)."""
+    inputs = Inputs.bind(f, args, kwargs)
+    spec = _spec_of(inputs, constraints, dynamic_shapes)
+    return _trace(f, args, kwargs, inputs, spec, strict)
+
+
+def _trace(f: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any] | None, inputs: Inputs,
+           spec: Spec, strict: bool) -> tuple[ExportedProgram, Trace]:
+    """One routed torch.export trace; data-dependent failures become DataDependentError."""
     spec.validate(inputs)
     module = _as_module(f)
     bridge = SolverBridge(spec, inputs)
@@ -102,7 +122,12 @@ def _run(f: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any] | 
             _replay_stderr(captured.getvalue())
             raise
     _replay_stderr(captured.getvalue())
-    trace = bridge.trace(ep.range_constraints)
+    return ep, bridge.trace(ep.range_constraints)
+
+
+def _run(f: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any] | None, inputs: Inputs,
+         spec: Spec, strict: bool, *, verify: bool) -> SymshapeProgram:
+    ep, trace = _trace(f, args, kwargs, inputs, spec, strict)
     retry = None
     if verify:
         def rerun(new_args: tuple[Any, ...], new_kwargs: dict[str, Any] | None, new_spec: Spec) -> Any:

@@ -87,6 +87,7 @@ class DynamicArg:
 
 def _split_top(text: str) -> list[str]:
     """Split on ':' outside brackets and quotes."""
+    cur: list[str]
     parts, depth, quote, cur = [], 0, None, []
     for ch in text:
         if quote:

@@ -32,7 +32,7 @@ Anything else (floats, ``Where``/``Piecewise``, ``IntTrueDiv`` outside a roundin
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Union
+from typing import Any, Union
 
 import sympy
 
@@ -171,7 +171,8 @@ class _Converter:
                 raise self.unsupported(e, "floor/ceiling of a non-integer division")
             return self.divide(c(num), c(den), ceil=isinstance(e, sympy.ceiling))
         if isinstance(e, _RELATIONS):
-            return type(e)(c(a[0]), c(a[1]))
+            relation: Any = type(e)
+            return relation(c(a[0]), c(a[1]))
         if isinstance(e, sympy.And):
             return sympy.And(*map(c, a))
         if isinstance(e, sympy.Or):

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 import traceback
 from collections.abc import Callable, Mapping
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -91,6 +92,8 @@ class SuggestedFixes:
             if r.hi is not None:
                 out.append(p <= r.hi)
             for d in related:
+                if d.expr is None:
+                    continue
                 a = int(d.expr.coeff(r.symbol))
                 b = int(d.expr.subs(r.symbol, 0))
                 other = classic_dim(d.dim.input_name, d.dim.dim)
@@ -144,7 +147,7 @@ def blocking_violations(trace: Trace) -> list[Fact]:
     return [v.fact for v in trace.solver.violations(only=may_block)]
 
 
-def _adapts(rel: sympy.Basic, auto: set[sympy.Symbol]) -> bool:
+def _adapts(rel: sympy.Basic, auto: AbstractSet[sympy.Symbol]) -> bool:
     """An equality an AUTO dim can satisfy by itself (it takes whatever value is needed)."""
     if not isinstance(rel, sympy.Eq) or not rel.free_symbols & auto:
         return False

@@ -25,11 +25,11 @@ from export.errors import UnsupportedGuardError
 from export.inputs import Inputs
 from export.provenance import UserFrame, is_user_file, user_frame
 from export.spec import Spec, _solve_affine
+from export.trace import FLOOR_OP, POSITIVE_OP, SPECIALIZED_OP, Trace, TraceStats, frozen_map
 from shapes.printing import to_python
 from shapes.relation import is_relation
 from shapes.spec import InputDim
 from solver import Reason, Solver, Truth
-from export.trace import FLOOR_OP, POSITIVE_OP, SPECIALIZED_OP, Trace, TraceStats, frozen_map
 from solver.stages import linear_terms
 
 __all__ = ["SolverBridge", "dim_symbol_name", "dim_expressible"]

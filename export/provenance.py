@@ -69,7 +69,7 @@ def user_frame(frame: FrameType | None = None) -> UserFrame | None:
     for filename, lineno, function, code in reversed(tc.dynamo_stack()):
         if is_user_file(filename):
             return UserFrame(filename, lineno, function, code)
-    f = frame if frame is not None else sys._getframe(1)
+    f: FrameType | None = frame if frame is not None else sys._getframe(1)
     while f is not None:
         filename = f.f_code.co_filename
         if is_user_file(filename):

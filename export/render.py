@@ -86,7 +86,7 @@ def render_classic(spec: Spec, inputs: Inputs) -> str:
         if not ranged and not related:
             items.append(p)
         for d in related:
-            if len(d.expr.free_symbols) != 1:
+            if d.expr is None or len(d.expr.free_symbols) != 1:
                 continue
             rhs = to_python(d.expr, {r.symbol: p})
             items.append(f"{_classic(d.dim)} == {rhs}")

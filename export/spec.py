@@ -261,7 +261,7 @@ def _resolve(inputs: Inputs, c: Any, i: int) -> Any:
     if not isinstance(c, (ClassicConstraint, ClassicEquality)):
         raise InputError(f"constraints[{i}] is {c!r:.60}, not a dynamic_dim(...) constraint")
     fields = ("input",) if isinstance(c, ClassicConstraint) else ("lhs", "rhs")
-    changes = {}
+    changes: dict[str, Any] = {}
     text = c.text
     for f in fields:
         d = getattr(c, f)

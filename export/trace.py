@@ -131,13 +131,18 @@ class Trace:
 
     # -- torch expressions ------------------------------------------------------------------
     def expression(self, expr: sympy.Basic) -> sympy.Expr | None:
-        """A torch size expression in solver symbols, or None when it cannot be converted."""
-        try:
-            return to_shapes(expr, self.symbol)  # type: ignore[return-value]
-        except UnsupportedGuardError:
-            return None
+        """A torch size expression in solver symbols, or None (not convertible, or not
+        an integer expression)."""
+        out = self._to_shapes(expr)
+        return out if isinstance(out, sympy.Expr) else None
 
     def convert(self, expr: sympy.Basic) -> sympy.Basic | None:
         """A torch guard as a solver relation, or None (not convertible, or not a relation)."""
-        out = self.expression(expr)
+        out = self._to_shapes(expr)
         return out if out is not None and is_relation(out) else None
+
+    def _to_shapes(self, expr: sympy.Basic) -> sympy.Basic | None:
+        try:
+            return to_shapes(expr, self.symbol)
+        except UnsupportedGuardError:
+            return None

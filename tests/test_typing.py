@@ -1,4 +1,4 @@
-"""The style guide's typing rule: ``shapes/`` and ``solver/`` are mypy-clean.
+"""The style guide's typing rule: ``shapes/``, ``solver/`` and ``export/`` are mypy-clean.
 
 Skipped when mypy is not installed (it is in the ``test`` extra, so CI has it).
 """
@@ -14,10 +14,10 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def test_shapes_and_solver_are_mypy_clean(tmp_path: Path) -> None:
+def test_shapes_solver_and_export_are_mypy_clean(tmp_path: Path) -> None:
     pytest.importorskip("mypy")
-    cmd = [sys.executable, "-m", "mypy", "shapes", "solver", "--ignore-missing-imports",
+    cmd = [sys.executable, "-m", "mypy", "shapes", "solver", "export", "--ignore-missing-imports",
            "--cache-dir", str(tmp_path / "mypy_cache")]
-    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "Success" in proc.stdout, proc.stdout

@@ -1,0 +1,94 @@
+"""The frozen Trace a tracing hands over, and the bridge that makes it (issue 7, item 1)."""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+
+import pytest
+import sympy
+import torch
+from torch.export import Dim
+
+import export
+from export.api import traced
+from export.guards import SolverBridge
+from export.trace import FLOOR_OP, POSITIVE_OP, Trace
+
+
+class Pair(torch.nn.Module):
+    def forward(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        if x.shape[0] == 1:
+            return x
+        return (x + y).reshape(-1, 2)
+
+
+class Items(torch.nn.Module):
+    def forward(self, x: torch.Tensor, n: torch.Tensor) -> torch.Tensor:
+        k = n.max().item()
+        export.constrain_as_size(k, min=1, max=10)
+        return x.sum() + torch.ones(k).sum()
+
+
+@pytest.fixture(scope="module")
+def pair() -> Trace:
+    _, trace = traced(Pair(), (torch.randn(8, 4), torch.randn(8, 4)),
+                      dynamic_shapes={"x": {0: Dim("b")}, "y": {0: Dim("b")}})
+    return trace
+
+
+def test_trace_is_frozen_and_read_only(pair: Trace) -> None:
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        pair.stats = None  # type: ignore[misc]
+    x = pair.dim_syms[export.InputDim("x", 0)]
+    with pytest.raises(TypeError):
+        pair.names[x] = "z"  # type: ignore[index]
+    with pytest.raises(TypeError):
+        pair.sym_map[x] = x  # type: ignore[index]
+
+
+def test_trace_symbols_names_and_kinds(pair: Trace) -> None:
+    assert {str(d): str(s) for d, s in pair.dim_syms.items()} == {"x.size(0)": "x_size0", "y.size(0)": "y_size0"}
+    assert pair.names[pair.dim_syms[export.InputDim("y", 0)]] == "y.size(0)"
+    assert set(pair.root_syms) == {"b"} and not pair.auto_syms and not pair.unbacked_syms
+    assert pair.user_syms == {*pair.dim_syms.values(), pair.root_syms["b"]}
+    assert pair.dynamic_syms == set(pair.dim_syms.values())
+    assert sympy.Eq(pair.dim_syms[export.InputDim("x", 0)], 1) in pair.hard
+    assert pair.stats.asked >= pair.stats.routed > 0 and pair.stats.to_torch == 0
+    ops = {f.reason.op for f in pair.solver.facts if f.reason.kind == "trace_assumption"}
+    assert {FLOOR_OP, POSITIVE_OP} <= ops
+    assert any("decided False" in note for note in pair.zero_one_notes)
+
+
+def test_convert_is_pure(pair: Trace) -> None:
+    """Converting after tracing never tells the solver anything (unknown torch symbols
+    become plain integer symbols of the same name)."""
+    torch_x = next(s for s, e in pair.sym_map.items() if e == pair.dim_syms[export.InputDim("x", 0)])
+    unknown = sympy.Symbol("s999", integer=True, positive=True)
+    before = (len(pair.solver.symbols), len(pair.solver.facts))
+    assert pair.convert(sympy.Gt(torch_x + unknown, 3)) == sympy.Gt(pair.dim_syms[export.InputDim("x", 0)]
+                                                                    + sympy.Symbol("s999", integer=True), 3)
+    assert pair.convert(torch_x + 1) is None  # not a relation
+    assert pair.expression(torch_x * 2) == 2 * pair.dim_syms[export.InputDim("x", 0)]
+    assert pair.expression(sympy.Eq(torch_x, 2)) is None  # not an integer expression
+    assert (len(pair.solver.symbols), len(pair.solver.facts)) == before
+
+
+def test_unbacked_values_and_their_origin() -> None:
+    _, trace = traced(Items(), (torch.randn(4, 3), torch.tensor([3, 5])), dynamic_shapes={"x": {0: Dim("b")}, "n": None})
+    assert trace.unbacked_syms
+    frames = list(trace.unbacked_origins.values())
+    assert frames and frames[0].code.startswith("k = n.max().item()")
+    u = next(iter(trace.unbacked_syms))
+    assert trace.solver.bounds(u) == (1, 10)
+    assert not trace.is_about_inputs(next(f for f in trace.solver.facts if u in f.rel.free_symbols))
+
+
+def test_the_bridge_is_only_a_decider() -> None:
+    """After tracing, the bridge offers nothing but :meth:`SolverBridge.trace`; during
+    tracing, torch's hooks and the inline-constraint scope (issue 7: the bridge shrinks
+    to the decider)."""
+    public = {n for n, _ in inspect.getmembers(SolverBridge) if not n.startswith("_")}
+    hooks = {"attach", "on_symbol", "on_specialize", "on_range_update", "on_constraint_violation",
+             "on_guard", "on_static"}
+    assert public == hooks | {"trace", "declaring"}

@@ -95,7 +95,21 @@ def _keeps(trace: Trace, needed: Mapping[sympy.Symbol, object], fact: Fact) -> b
 
 def floor_policy(trace: Trace) -> FloorPolicy:
     """The ``>= 2`` policy of ``trace``: which dims need the floor, why, and the final
-    solver (the relaxed solver plus the needed floors, when one was built)."""
+    solver (the relaxed solver plus the needed floors, when one was built).
+
+    >>> import torch
+    >>> from torch.export import Dim
+    >>> from export.api import traced
+    >>> def f(x):
+    ...     return x * 2 if x.shape[0] == 1 else x + 1
+    >>> _, trace = traced(f, (torch.randn(4, 3),), dynamic_shapes={"x": {0: Dim("b")}})
+    >>> policy = floor_policy(trace)
+    >>> {str(root): [str(rel) for rel in why] for root, why in policy.needed.items()}
+    {'b': ['Eq(x_size0, 1)']}
+    >>> x = next(iter(trace.dim_syms.values()))
+    >>> policy.final.bounds(x), policy.needs_floor(x)
+    ((2, None), True)
+    """
     relaxed = relaxed_solver(trace)
     needed = needed_floor(trace, relaxed)
     return FloorPolicy(trace, needed, _final_solver(trace, needed, relaxed))

@@ -17,7 +17,7 @@ from export.errors import ExportError, InputError
 from export.guards import SolverBridge
 from export.inputs import Inputs
 from export.program import SymshapeProgram, finish
-from export.spec import Spec, dynamic_dim, from_constraints, from_dynamic_shapes
+from export.spec import Spec, dynamic_dim, from_constraints, from_dynamic_shapes, torch_dynamic_shapes, validate
 from solver import HintMismatchError
 
 __all__ = ["export", "dynamic_dim", "constrain_as_size", "constrain_as_value"]
@@ -81,10 +81,10 @@ def export(
 
 def _run(f: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any] | None, inputs: Inputs,
          spec: Spec, strict: bool, *, verify: bool) -> SymshapeProgram:
-    spec.validate(inputs)
+    validate(spec, inputs)
     module = _as_module(f)
     bridge = SolverBridge(spec, inputs)
-    torch_shapes = spec.torch_dynamic_shapes(inputs) if spec.decls else None
+    torch_shapes = torch_dynamic_shapes(spec, inputs) if spec.decls else None
     captured = io.StringIO()
     with tc.route_shape_env(bridge):
         try:

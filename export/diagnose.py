@@ -24,14 +24,14 @@ from export.inputs import Inputs
 from export.provenance import UserFrame, is_user_file
 from export.render import plain_words, render_checks, render_classic, render_modern
 from export.probe import probe_specializations, without_dims
-from export.spec import Spec
+from export.spec import Spec, torch_dynamic_shapes
 from shapes.spec import InputDim
 from shapes.printing import to_python
 from shapes.relation import is_relation
 from shapes.spec import dynamic_dim as classic_dim
 from solver import Fact
 from solver.fixes import Fixes, SpecializeFix
-from solver.stages import linear_terms
+from shapes.affine import linear_terms
 
 __all__ = ["Cause", "SuggestedFixes", "blocking_violations", "causes_of", "violation_error", "data_dependent_error"]
 
@@ -77,7 +77,7 @@ class SuggestedFixes:
 
     def dynamic_shapes(self) -> dict[str, Any]:
         """The corrected ``dynamic_shapes`` (torch ``Dim`` objects)."""
-        return self.fixed.spec.torch_dynamic_shapes(self.inputs)
+        return torch_dynamic_shapes(self.fixed.spec, self.inputs)
 
     def constraints(self) -> list[Any]:
         """The corrected classic ``constraints`` (records naming the inputs)."""

@@ -31,7 +31,7 @@ from shapes.relation import is_relation
 from shapes.spec import dynamic_dim as classic_dim
 from solver import Fact
 from solver.fixes import Fixes, SpecializeFix
-from shapes.affine import linear_terms
+from shapes.affine import Affine, linear_terms
 
 __all__ = ["Cause", "SuggestedFixes", "blocking_violations", "causes_of", "violation_error", "data_dependent_error"]
 
@@ -90,8 +90,10 @@ class SuggestedFixes:
             if r.hi is not None:
                 out.append(p <= r.hi)
             for d in related:
-                a = int(d.expr.coeff(r.symbol))
-                b = int(d.expr.subs(r.symbol, 0))
+                form = Affine.of(d.expr) if d.expr is not None else None
+                if form is None:
+                    continue  # dynamic_dim says only a * x + b
+                a, b = form.a, form.b
                 other = classic_dim(d.dim.input_name, d.dim.dim)
                 out.append(other == (p if (a, b) == (1, 0) else a * p + b))
         return out

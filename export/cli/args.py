@@ -90,7 +90,7 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class DynamicArg:
     """One ``--dynamic NAME:DIM:DIMNAME[:MIN[:MAX]]``."""
 

@@ -6,11 +6,18 @@
 >>> ep = export(lambda x: x + 1, (x,), constraints=[dynamic_dim(x, 0) <= 64])
 >>> ep.range_constraints
 {s77: VR[2, 64]}
+
+Importing it first makes sure ``shapes`` and ``solver`` are symshape's own packages, even when
+the current folder holds a ``shapes.py`` or ``solver.py`` (see :mod:`export._siblings`).
 """
 
-from export.api import constrain_as_size, constrain_as_value, dynamic_dim, export
-from export.diagnose import Cause, SuggestedFixes
-from export.errors import (
+from export._siblings import claim
+
+claim()
+
+from export.api import constrain_as_size, constrain_as_value, dynamic_dim, export  # noqa: E402
+from export.diagnose import Cause, SuggestedFixes  # noqa: E402
+from export.errors import (  # noqa: E402
     ConstraintViolationError,
     DataDependentError,
     ExportError,
@@ -18,8 +25,8 @@ from export.errors import (
     SymshapeWarning,
     UnsupportedTorchVersionError,
 )
-from export.program import Report, SymshapeProgram, load, save
-from shapes.spec import InputDim
+from export.program import Report, SymshapeProgram, load, save  # noqa: E402
+from shapes.spec import InputDim  # noqa: E402
 
 __all__ = [
     "Cause",

@@ -2,7 +2,7 @@
 
 import sys
 
-from export.cli import main
+from export.cli.main import main
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -18,7 +18,7 @@ from export.errors import ExportError, InputError
 from export.guards import SolverBridge
 from export.inputs import Inputs
 from export.program import SymshapeProgram, finish
-from export.spec import Spec, dynamic_dim, from_constraints, from_dynamic_shapes
+from export.spec import Spec, dynamic_dim, from_constraints, from_dynamic_shapes, torch_dynamic_shapes, validate
 from export.trace import Trace
 from solver import HintMismatchError
 
@@ -101,10 +101,10 @@ def traced(
 def _trace(f: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any] | None, inputs: Inputs,
            spec: Spec, strict: bool) -> tuple[ExportedProgram, Trace]:
     """One routed torch.export trace; data-dependent failures become DataDependentError."""
-    spec.validate(inputs)
+    validate(spec, inputs)
     module = _as_module(f)
     bridge = SolverBridge(spec, inputs)
-    torch_shapes = spec.torch_dynamic_shapes(inputs) if spec.decls else None
+    torch_shapes = torch_dynamic_shapes(spec, inputs) if spec.decls else None
     captured = io.StringIO()
     with tc.route_shape_env(bridge):
         try:

@@ -25,7 +25,7 @@ from export.inputs import Inputs
 from export.provenance import UserFrame, is_user_file
 from export.render import plain_words, render_checks, render_classic, render_modern
 from export.probe import probe_specializations, without_dims
-from export.spec import Spec
+from export.spec import Spec, torch_dynamic_shapes
 from export.trace import FLOOR_OP, POSITIVE_OP, SPECIALIZED_OP, Trace
 from shapes.spec import InputDim
 from shapes.printing import to_python
@@ -33,7 +33,7 @@ from shapes.relation import is_relation
 from shapes.spec import dynamic_dim as classic_dim
 from solver import Fact
 from solver.fixes import Fixes, SpecializeFix
-from solver.stages import linear_terms
+from shapes.affine import Affine, linear_terms
 
 __all__ = ["Cause", "SuggestedFixes", "blocking_violations", "causes_of", "violation_error", "data_dependent_error"]
 
@@ -79,7 +79,7 @@ class SuggestedFixes:
 
     def dynamic_shapes(self) -> dict[str, Any]:
         """The corrected ``dynamic_shapes`` (torch ``Dim`` objects)."""
-        return self.fixed.spec.torch_dynamic_shapes(self.inputs)
+        return torch_dynamic_shapes(self.fixed.spec, self.inputs)
 
     def constraints(self) -> list[Any]:
         """The corrected classic ``constraints`` (records naming the inputs)."""
@@ -92,10 +92,10 @@ class SuggestedFixes:
             if r.hi is not None:
                 out.append(p <= r.hi)
             for d in related:
-                if d.expr is None:
-                    continue
-                a = int(d.expr.coeff(r.symbol))
-                b = int(d.expr.subs(r.symbol, 0))
+                form = Affine.of(d.expr) if d.expr is not None else None
+                if form is None:
+                    continue  # dynamic_dim says only a * x + b
+                a, b = form.a, form.b
                 other = classic_dim(d.dim.input_name, d.dim.dim)
                 out.append(other == (p if (a, b) == (1, 0) else a * p + b))
         return out

@@ -9,7 +9,6 @@ say (a nonlinear relation, a hole in a range) stays as a runtime check to add in
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -17,6 +16,7 @@ import sympy
 
 from export.spec import DimDecl, RootDim, Spec
 from export.trace import Trace
+from shapes.affine import Affine
 from shapes.expr import int_symbol
 from shapes.spec import InputDim
 from solver import congruence as cg
@@ -70,15 +70,8 @@ class _Rewriter:
 
     @staticmethod
     def affine(e: sympy.Expr) -> tuple[sympy.Symbol, int, int] | None:
-        syms = list(e.free_symbols)
-        if len(syms) != 1:
-            return None
-        r = syms[0]
-        poly = sympy.Poly(e, r)
-        if poly.degree() != 1 or not all(c.is_Integer for c in poly.all_coeffs()):
-            return None
-        a, b = (int(c) for c in poly.all_coeffs())
-        return r, a, b
+        form = Affine.of(e)
+        return None if form is None else (form.root, form.a, form.b)
 
     # -- fixes -----------------------------------------------------------------------------------
     def narrow(self, r: sympy.Symbol, lo: int | None, hi: int | None) -> None:
@@ -94,7 +87,7 @@ class _Rewriter:
         r, a, b = aff
         if a < 0:
             return False
-        self.narrow(r, None if lo is None else math.ceil((lo - b) / a), None if hi is None else (hi - b) // a)
+        self.narrow(r, *Affine(r, a, b).root_range(lo, hi))
         return True
 
     def equate(self, e1: sympy.Expr, e2: sympy.Expr) -> bool:

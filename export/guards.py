@@ -24,13 +24,13 @@ from export.convert import to_shapes
 from export.errors import UnsupportedGuardError
 from export.inputs import Inputs
 from export.provenance import UserFrame, is_user_file, user_frame
-from export.spec import Spec, _solve_affine
+from export.spec import Spec
 from export.trace import FLOOR_OP, POSITIVE_OP, SPECIALIZED_OP, Trace, TraceStats, frozen_map
 from shapes.printing import to_python
 from shapes.relation import is_relation
 from shapes.spec import InputDim
 from solver import Reason, Solver, Truth
-from solver.stages import linear_terms
+from shapes.affine import linear_terms
 
 __all__ = ["SolverBridge", "dim_symbol_name", "dim_expressible"]
 
@@ -180,14 +180,7 @@ class SolverBridge(tc.BaseDecider):
             s.assume(rel, Reason("spec", self._text(rel), None, "torch._check (suggested fix)"))
 
     def _root_hints(self) -> dict[str, int]:
-        hints: dict[str, int] = {}
-        for decl in self._spec.decls:
-            if decl.expr is not None and len(decl.expr.free_symbols) == 1:
-                sym = next(iter(decl.expr.free_symbols))
-                v = _solve_affine(decl.expr, sym, self._inputs.size(decl.dim))
-                if v is not None:
-                    hints.setdefault(sym.name, v)
-        return hints
+        return self._spec.root_values(self._inputs.size)
 
     # -- torch's hooks ------------------------------------------------------------------------
     def attach(self, env: Any) -> bool:

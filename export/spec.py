@@ -1,9 +1,11 @@
-"""One normalized spec from either API: classic ``constraints`` or modern ``dynamic_shapes``.
+"""The torch adapter of the normalized spec: torch ``Dim`` objects and ``dynamic_dim`` tensors in,
+:class:`shapes.spec.Spec` out, and back to torch ``dynamic_shapes``.
 
-Both become a :class:`Spec`: *root dims* (named variables with ranges) and, per dynamic
-input dim, a :class:`DimDecl` (its value as an expression of root dims, or ``auto``).
-The spec is validated against the example inputs before tracing, and rebuilt as torch
-``Dim`` objects so torch's own bookkeeping starts from the same spec.
+The torch-free core (root dims, dim declarations, validation, the classic normaliser) is
+:mod:`shapes.spec`; this module names the tensors classic records refer to, walks torch's
+``dynamic_shapes`` pytrees (``Dim``, derived dims, ``Dim.AUTO/STATIC/DYNAMIC``), checks the
+spec against the example inputs (:class:`export.errors.InputError`), and rebuilds it as
+torch ``Dim`` objects so torch's own bookkeeping starts from the same spec.
 """
 
 from __future__ import annotations
@@ -12,7 +14,6 @@ import dataclasses
 import math
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from typing import Any
 
 import sympy
@@ -22,135 +23,62 @@ from torch.export import Dim
 from export import _torch_compat as tc
 from export.errors import InputError
 from export.inputs import Inputs, Leaf, leaf_name
-from shapes.expr import evaluate, int_symbol
-from shapes.spec import CLASSIC_MAX, CLASSIC_MIN, ClassicConstraint, ClassicDim, ClassicEquality, InputDim
+from shapes.affine import Affine
+from shapes.errors import SpecError
+from shapes.spec import (
+    CLASSIC_MIN,
+    ClassicConstraint,
+    ClassicDim,
+    ClassicEquality,
+    DimDecl,
+    InputDim,
+    RootDim,
+    Spec,
+    classic_name,
+    from_classic,
+)
 
-__all__ = ["RootDim", "DimDecl", "Spec", "dynamic_dim", "from_constraints", "from_dynamic_shapes", "TOKEN"]
+__all__ = ["RootDim", "DimDecl", "Spec", "dynamic_dim", "from_constraints", "from_dynamic_shapes", "validate",
+           "torch_dynamic_shapes", "torch_derived", "dynamic_shapes_tree", "TOKEN"]
 
 TOKEN = re.compile(r"^#tensor(\d+)$")
 
 
-@dataclass(frozen=True, slots=True)
-class RootDim:
-    """A dim variable of the spec: ``lo <= name <= hi`` (``hi=None``: unbounded)."""
-
-    name: str
-    lo: int
-    hi: int | None
-    text: str
-
-    @property
-    def symbol(self) -> sympy.Symbol:
-        return int_symbol(self.name)
+def validate(spec: Spec, inputs: Inputs) -> None:
+    """Example sizes inside their ranges; dims with one root agree on its value (InputError)."""
+    try:
+        spec.validate(inputs.size)
+    except SpecError as e:
+        raise InputError(str(e)) from None
 
 
-@dataclass(frozen=True, slots=True)
-class DimDecl:
-    """A dynamic input dim: ``mode`` is ``dynamic`` (must stay symbolic) or ``auto`` (may
-    specialize); ``expr`` its value in root symbols (None for ``auto``)."""
-
-    dim: InputDim
-    mode: str
-    expr: sympy.Expr | None
-    text: str
-
-
-@dataclass(frozen=True, slots=True)
-class Spec:
-    """The normalized spec of one export (see the module docstring)."""
-
-    api: str
-    roots: tuple[RootDim, ...]
-    decls: tuple[DimDecl, ...]
-    checks: tuple[sympy.Basic, ...] = ()
-    """Relations a Dim cannot say, assumed as if ``torch._check``-ed in the model (over the
-    input-dim symbols of :func:`export.guards.dim_symbol_name`); used to verify fixes."""
-
-    def root(self, name: str) -> RootDim:
-        return next(r for r in self.roots if r.name == name)
-
-    def decl(self, d: InputDim) -> DimDecl | None:
-        return next((x for x in self.decls if x.dim == d), None)
-
-    def groups(self) -> list[tuple[RootDim, DimDecl | None, list[DimDecl]]]:
-        """Per root: the dim that *is* the root (``expr == root``, or None), then the other
-        dims defined from it. What the classic form can say hangs off the first."""
-        out = []
-        for r in self.roots:
-            decls = [d for d in self.decls if d.expr is not None and r.symbol in d.expr.free_symbols]
-            primary = next((d for d in decls if d.expr == r.symbol), None)
-            out.append((r, primary, [d for d in decls if d is not primary]))
-        return out
-
-    def validate(self, inputs: Inputs) -> None:
-        """Example sizes inside their ranges; dims with one root agree on its value."""
-        values: dict[str, tuple[int, DimDecl]] = {}
-        for decl in self.decls:
-            size = inputs.size(decl.dim)
-            if decl.expr is None:
-                continue
-            syms = list(decl.expr.free_symbols)
-            if len(syms) != 1:
-                continue
-            root = self.root(syms[0].name)
-            value = _solve_affine(decl.expr, syms[0], size)
-            if value is None:
-                raise InputError(
-                    f"{decl.dim} = {size} cannot be {decl.text}: no integer {root.name} gives {size}; "
-                    "change the example input or the spec"
-                )
-            if not (root.lo <= value and (root.hi is None or value <= root.hi)):
-                where = f" ({decl.text} = {size})" if decl.expr != syms[0] else ""
-                raise InputError(
-                    f"{decl.dim} = {size} is outside the declared range of {root.text}: "
-                    f"{root.name} = {value}{where} is not in [{root.lo}, {_hi(root.hi)}]; "
-                    "use an example inside the range or widen it"
-                )
-            seen = values.get(root.name)
-            if seen is not None and seen[0] != value:
-                raise InputError(
-                    f"{decl.dim} = {size} and {seen[1].dim} = {inputs.size(seen[1].dim)} are declared "
-                    f"as {decl.text} and {seen[1].text}, which disagree on {root.name} "
-                    f"({value} vs {seen[0]}); make the example inputs consistent"
-                )
-            values[root.name] = (value, decl)
-
-    def torch_dynamic_shapes(self, inputs: Inputs) -> dict[str, Any]:
-        """``dynamic_shapes`` for torch: one ``Dim`` per root, derived dims for the rest."""
-        dims = {r.name: Dim(r.name, min=r.lo, max=r.hi if r.hi is not None else tc.int_oo) for r in self.roots}
-        per_leaf: dict[str, dict[int, Any]] = {}
-        for decl in self.decls:
-            per_leaf.setdefault(decl.dim.input_name, {})[decl.dim.dim] = (
-                Dim.AUTO if decl.expr is None else _to_torch_dim(decl.expr, dims)
-            )
-        return _rebuild(inputs, per_leaf)
+def torch_dynamic_shapes(spec: Spec, inputs: Inputs) -> dict[str, Any]:
+    """``dynamic_shapes`` for torch: one ``Dim`` per root, derived dims for the rest."""
+    dims = {r.name: Dim(r.name, min=r.lo, max=r.hi if r.hi is not None else tc.int_oo) for r in spec.roots}
+    per_leaf: dict[str, dict[int, Any]] = {}
+    for decl in spec.decls:
+        per_leaf.setdefault(decl.dim.input_name, {})[decl.dim.dim] = (
+            Dim.AUTO if decl.expr is None else _to_torch_dim(decl.expr, dims)
+        )
+    return dynamic_shapes_tree(inputs, per_leaf)
 
 
-def _hi(hi: int | None) -> str:
-    return "inf" if hi is None else str(hi)
-
-
-def _solve_affine(expr: sympy.Expr, sym: sympy.Symbol, value: int) -> int | None:
-    a = int(expr.coeff(sym)) if expr.is_Add or expr.is_Mul or expr == sym else 0
-    b = int(expr.subs(sym, 0))
-    if a == 0 or (value - b) % a:
-        return None
-    v = (value - b) // a
-    return v if evaluate(expr, {sym: v}) == value else None
+def torch_derived(root: Any, form: Affine) -> Any:
+    """The torch ``Dim`` for ``form`` (``a * root + b``) of the root ``Dim`` ``root``."""
+    out = root * form.a if form.a != 1 else root
+    return out + form.b if form.b else out
 
 
 def _to_torch_dim(expr: sympy.Expr, dims: Mapping[str, Any]) -> Any:
-    sym = next(iter(expr.free_symbols))
-    root = dims[sym.name]
-    if expr == sym:
-        return root
-    a, b = int(expr.coeff(sym)), int(expr.subs(sym, 0))
-    out = root * a if a != 1 else root
-    return out + b if b else out
+    form = Affine.of(expr)
+    if form is None:
+        raise InputError(f"{expr}: a Dim can only be an affine function of one Dim")
+    return torch_derived(dims[form.root.name], form)
 
 
-def _rebuild(inputs: Inputs, per_leaf: Mapping[str, Mapping[int, Any]]) -> dict[str, Any]:
-    """A dynamic_shapes pytree mirroring the bound arguments (None for static leaves)."""
+def dynamic_shapes_tree(inputs: Inputs, per_leaf: Mapping[str, Mapping[int, Any]]) -> dict[str, Any]:
+    """A dynamic_shapes pytree mirroring the bound arguments (None for static leaves);
+    ``per_leaf`` maps a leaf's name to its ``{dim: Dim}``."""
 
     def leaf_spec(param: str) -> Any:
         def f(path: Any, value: Any) -> Any:
@@ -183,70 +111,13 @@ def dynamic_dim(t: Any, index: int) -> ClassicDim:
 
 
 def from_constraints(inputs: Inputs, constraints: Iterable[Any]) -> Spec:
-    """Normalize classic constraints: one root per class of equal dims, derived dims for
-    ``y == a * x + b``; the classic default range is ``[2, 2**63 - 2]``."""
+    """Normalize classic constraints (see :func:`shapes.spec.from_classic`) after naming
+    the tensors they refer to by their input names."""
     records = [_resolve(inputs, c, i) for i, c in enumerate(constraints)]
-    dims: list[InputDim] = []
-    for r in records:
-        for d in _dims_of(r):
-            if d not in dims:
-                dims.append(d)
-    parent: dict[InputDim, tuple[InputDim, int, int]] = {}  # d == a*parent + b
-
-    def find(d: InputDim) -> tuple[InputDim, int, int]:
-        a, b = 1, 0
-        while d in parent:
-            p, pa, pb = parent[d]
-            d, a, b = p, a * pa, a * pb + b
-        return d, a, b
-
-    for r in records:
-        if isinstance(r, ClassicEquality):
-            (rl, al, bl), (rr, ar, br) = find(r.lhs), find(r.rhs)
-            # al*rl + bl == coeff*(ar*rr + br) + offset
-            a, b = r.coeff * ar, r.coeff * br + r.offset - bl
-            if rl == rr:
-                if (al, 0) != (a, b):
-                    raise InputError(f"contradictory constraints: {r.text} conflicts with earlier equalities")
-                continue
-            if al != 1:
-                raise InputError(f"{r.text}: relations must define each dim from one other dim")
-            parent[rl] = (rr, a, b)
-    ranges: dict[InputDim, list[int | None]] = {}
-    texts: dict[InputDim, list[str]] = {}
-    for r in records:
-        if isinstance(r, ClassicConstraint):
-            root, a, b = find(r.input)
-            lo_hi = ranges.setdefault(root, [CLASSIC_MIN, CLASSIC_MAX])
-            if r.lo is not None:
-                lo_hi[0] = max(lo_hi[0], math.ceil((r.lo - b) / a))  # type: ignore[type-var]
-            if r.hi is not None:
-                lo_hi[1] = min(lo_hi[1], (r.hi - b) // a)  # type: ignore[type-var]
-            texts.setdefault(root, []).append(r.text)
-    roots: dict[InputDim, RootDim] = {}
-    decls = []
-    for d in dims:
-        root, a, b = find(d)
-        if root not in roots:
-            lo, hi = ranges.get(root, [CLASSIC_MIN, CLASSIC_MAX])
-            name = _classic_name(root)
-            text = ", ".join(texts.get(root, [])) or f"dynamic_dim({root.input_name}, {root.dim})"
-            if lo > hi:  # type: ignore[operator]
-                raise InputError(f"contradictory constraints for {root}: {text} leave no size")
-            roots[root] = RootDim(name, int(lo), int(hi), text)  # type: ignore[arg-type]
-        sym = roots[root].symbol
-        decls.append(DimDecl(d, "dynamic", a * sym + b, f"dynamic_dim({d.input_name}, {d.dim})"))
-    return Spec("classic", tuple(roots.values()), tuple(decls))
-
-
-def _classic_name(d: InputDim) -> str:
-    return re.sub(r"\W+", "_", f"{d.input_name}_{d.dim}").strip("_")
-
-
-def _dims_of(r: Any) -> list[InputDim]:
-    if isinstance(r, ClassicEquality):
-        return [r.lhs, r.rhs]
-    return [r.input]
+    try:
+        return from_classic(records)
+    except SpecError as e:
+        raise InputError(str(e)) from None
 
 
 def _resolve(inputs: Inputs, c: Any, i: int) -> Any:
@@ -268,7 +139,8 @@ def _resolve(inputs: Inputs, c: Any, i: int) -> Any:
         leaf = _leaf_of_token(inputs, d.input_name, i)
         changes[f] = InputDim(leaf.name, d.dim)
         text = text.replace(d.input_name, leaf.name)
-    return dataclasses.replace(c, text=text, **changes)
+    record: Any = c  # either record type: both have ``text``
+    return dataclasses.replace(record, text=text, **changes)
 
 
 def _leaf_of_token(inputs: Inputs, token: str, i: int) -> Leaf:
@@ -370,10 +242,10 @@ class _ModernBuilder:
             if kind == "AUTO":
                 self.decls.append(DimDecl(d, "auto", None, "Dim.AUTO"))
                 return
-            name = _classic_name(d)
+            name = classic_name(d)
             lo = spec.min if spec.min is not None else 0
             self.roots[name] = RootDim(name, lo, spec.max, f"Dim.DYNAMIC for {d}")
-            self.decls.append(DimDecl(d, "dynamic", int_symbol(name), "Dim.DYNAMIC"))
+            self.decls.append(DimDecl(d, "dynamic", self.roots[name].symbol, "Dim.DYNAMIC"))
             return
         if tc.is_derived_dim(spec) or isinstance(spec, Dim):
             expr = self.expr_of(spec, d)

@@ -1,9 +1,10 @@
 """shapes: the language of symbolic dims (no torch, no z3).
 
-Integer symbols, expressions with floor division and modulo, relations, user specs and
-Python-source printers. Re-exports only.
+Integer symbols, expressions with floor division and modulo, affine forms, relations, the
+normalized spec with the classic constraint records, and Python-source printers. Re-exports only.
 """
 
+from shapes.affine import Affine, linear_terms, parse_affine
 from shapes.errors import ParseError, ShapesError, SpecError, UnsupportedExpressionError
 from shapes.expr import FloorDiv, canonical, check_supported, evaluate, int_symbol, symbols_of
 from shapes.parse import parse_expr
@@ -16,27 +17,29 @@ from shapes.spec import (
     ClassicDim,
     ClassicEquality,
     ClassicExpr,
-    DimBinding,
-    DimSpec,
+    DimDecl,
     InputDim,
-    ShapeSpec,
+    RootDim,
+    Spec,
     dynamic_dim,
+    from_classic,
 )
 
 __all__ = [
     "CLASSIC_MAX",
     "CLASSIC_MIN",
+    "Affine",
     "ClassicConstraint",
     "ClassicDim",
     "ClassicEquality",
     "ClassicExpr",
-    "DimBinding",
-    "DimSpec",
+    "DimDecl",
     "FloorDiv",
     "InputDim",
     "ParseError",
-    "ShapeSpec",
+    "RootDim",
     "ShapesError",
+    "Spec",
     "SpecError",
     "UnsupportedExpressionError",
     "as_difference",
@@ -44,9 +47,12 @@ __all__ = [
     "check_supported",
     "dynamic_dim",
     "evaluate",
+    "from_classic",
     "int_symbol",
     "is_relation",
+    "linear_terms",
     "negate",
+    "parse_affine",
     "parse_expr",
     "symbols_of",
     "to_python",

@@ -1,0 +1,84 @@
+"""What the solver concluded, for the report and the graph: the export's solver problem replayed.
+
+The report needs the final solver (classes, relations, bounds, explanations) with display
+names. Today it rebuilds it by replaying the problem's JSON into a new ``Solver``
+(:func:`analyse`); when the program keeps its frozen ``Trace``, :func:`analyse` is the one
+place to swap for reading it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from shapes.printing import to_python
+from solver.protocol import solver_from_problem
+
+__all__ = ["Analysis", "analyse", "INPUT_DIM", "range_text"]
+
+INPUT_DIM = re.compile(r"^(?P<leaf>.+)\.size\((?P<dim>\d+)\)$")
+"""A solver symbol's source naming an input dim: ``x.size(0)``."""
+
+
+def analyse(problem: Mapping[str, Any]) -> Analysis:
+    """The solver state of an export, from its problem (JSON, as the program carries it)."""
+    return Analysis(problem)
+
+
+def range_text(lo: int | None, hi: int | None) -> str:
+    """``[lo, hi]`` with ``-inf``/``inf`` for open sides."""
+    return f"[{'-inf' if lo is None else lo}, {'inf' if hi is None else hi}]"
+
+
+class Analysis:
+    """A solver problem replayed: display names, classes, relations, bounds, facts."""
+
+    def __init__(self, problem: Mapping[str, Any]) -> None:
+        self.problem = problem
+        self.solver = solver_from_problem(problem)
+        self.names: dict[Any, str] = {}
+        self.input_dims: list[Any] = []
+        for info in self.solver.symbols:
+            src = info.source or ""
+            if INPUT_DIM.match(src):
+                self.names[info.symbol] = src
+                self.input_dims.append(info.symbol)
+            else:
+                self.names[info.symbol] = info.symbol.name
+        self.roots = [i.symbol for i in self.solver.symbols if i.symbol not in self.input_dims]
+
+    def text(self, rel: Any) -> str:
+        try:
+            return to_python(rel, self.names)
+        except Exception:  # noqa: BLE001
+            return str(rel)
+
+    def bounds(self, sym: Any) -> tuple[int | None, int | None]:
+        return self.solver.bounds(sym)
+
+    def classes(self) -> list[list[Any]]:
+        return [list(c) for c in self.solver.classes() if len(c) > 1]
+
+    def relations(self) -> list[Any]:
+        return list(self.solver.relations())
+
+    def value_of(self, sym: Any) -> str:
+        """What an input dim is, in the user's terms: a Dim name, a derived expression, or itself."""
+        lo, hi = self.bounds(sym)
+        if lo is not None and lo == hi:
+            return str(lo)
+        for cls in self.solver.classes():
+            if sym in cls:
+                roots = [s for s in cls if s in self.roots]
+                if roots:
+                    return self.names[roots[0]]
+                members = list(cls)
+                break
+        else:
+            members = [sym]
+        for rel in self.relations():
+            lhs, rhs = getattr(rel, "lhs", None), getattr(rel, "rhs", None)
+            if lhs in members and rhs is not None and rhs.free_symbols and rhs.free_symbols <= set(self.roots):
+                return self.text(rhs)
+        return self.names[members[0]] if members[0] in self.input_dims else self.names[sym]

@@ -1,0 +1,203 @@
+"""``symshape``: the entry point, the ``export`` command and the exit statuses.
+
+``symshape export MODEL.py:FACTORY ...`` loads the model (:mod:`export.cli.loading`), turns the
+flags into a spec (:mod:`export.cli.args`), exports, and prints the report
+(:mod:`export.cli.report`, :mod:`export.cli.graph`); ``symshape replay FILE`` is
+:mod:`export.cli.replay`. Exit status: 0 exported, 1 constraint violations (or a
+data-dependent branch), 2 usage or input error, 3 the export failed for another reason.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import json
+import sys
+import time
+import traceback
+import warnings
+from collections.abc import Sequence
+from typing import Any, TextIO
+
+from export.api import export as run_export
+from export.cli.analysis import Analysis, analyse
+from export.cli.args import UsageError, build_parser, constraints_of, dynamic_shapes_of, parse_dynamic
+from export.cli.graph import constraint_graph, to_dot
+from export.cli.loading import Loaded, exception_line, loaded_model, split_target
+from export.cli.replay import run_replay
+from export.cli.report import failure_doc, input_shapes, print_report, success_doc
+from export.errors import (
+    ConstraintViolationError,
+    DataDependentError,
+    ExportError,
+    InputError,
+    UnsupportedTorchVersionError,
+)
+from export.inputs import Inputs
+from export.program import SymshapeProgram, save
+
+__all__ = ["main", "Failed", "EXIT_OK", "EXIT_VIOLATION", "EXIT_USAGE", "EXIT_FAILED"]
+
+EXIT_OK = 0
+EXIT_VIOLATION = 1
+EXIT_USAGE = 2
+EXIT_FAILED = 3
+
+
+class Failed(Exception):
+    """The export failed for another reason: exit status 3."""
+
+
+def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None, stderr: TextIO | None = None) -> int:
+    """Run the command line; returns the exit status (also for ``--help`` and usage errors)."""
+    out = stdout if stdout is not None else sys.stdout
+    err = stderr if stderr is not None else sys.stderr
+    argv = list(sys.argv[1:] if argv is None else argv)
+    debug = "--debug" in argv
+    want_json = "--json" in argv
+    warnings.filterwarnings("ignore", message="Failed to initialize NumPy")
+    try:
+        try:
+            args = build_parser().parse_args(argv)
+        except SystemExit as e:  # --help
+            return int(e.code or 0)
+        if args.command == "export":
+            return _cmd_export(args, out, err)
+        return run_replay(args, out)
+    except UsageError as e:
+        return _fail(e, EXIT_USAGE, debug, want_json, out, err)
+    except Failed as e:
+        return _fail(e, EXIT_FAILED, debug, want_json, out, err)
+    except KeyboardInterrupt:
+        print("symshape: interrupted", file=err)
+        return 130
+    except Exception as e:  # noqa: BLE001 - a bug in symshape: still one line unless --debug
+        return _fail(Failed(f"internal error: {exception_line(e)} (rerun with --debug for the traceback)"),
+                     EXIT_FAILED, debug, want_json, out, err, cause=e)
+
+
+def _fail(e: Exception, code: int, debug: bool, want_json: bool, out: TextIO, err: TextIO,
+          cause: BaseException | None = None) -> int:
+    if debug:
+        traceback.print_exception(cause or e, file=err)
+    print(f"symshape: error: {e}", file=err)
+    if want_json:
+        print(json.dumps({"status": "error", "exit": code, "error": str(e)}, indent=2), file=out)
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())
+
+
+class _Progress:
+    """Progress lines on stderr: ``symshape: exporting ... [1.6s]``."""
+
+    def __init__(self, enabled: bool, stream: TextIO) -> None:
+        self.enabled = enabled
+        self.stream = stream
+        self.start = time.perf_counter()
+
+    def elapsed(self) -> float:
+        return time.perf_counter() - self.start
+
+    def say(self, text: str) -> None:
+        if self.enabled:
+            print(f"symshape: {text} [{self.elapsed():.1f}s]", file=self.stream, flush=True)
+
+
+def _write_text(path: str, text: str, what: str) -> None:
+    try:
+        with open(path, "w", encoding="utf-8") as fh:
+            fh.write(text)
+    except OSError as e:
+        raise UsageError(f"{path}: cannot write the {what}: {e.strerror or e}") from None
+
+
+def _cmd_export(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    dyn = [parse_dynamic(s) for s in args.dynamic]
+    if dyn and args.constraint:
+        raise UsageError("use either --dynamic (Dim API) or --constraint (classic API), not both")
+    path, factory = split_target(args.target)
+    progress = _Progress(not (args.quiet or args.json), err)
+    progress.say(f"loading {path}:{factory}")
+    doc: dict[str, Any] = {"status": None, "target": args.target}
+    # with --json, stdout is the document: the model's own prints go to stderr
+    quiet_stdout = contextlib.redirect_stdout(err) if args.json else contextlib.nullcontext()
+    with quiet_stdout, loaded_model(path, factory, args.debug) as loaded:
+        try:
+            inputs = Inputs.bind(loaded.model, loaded.args, loaded.kwargs)
+        except InputError as e:
+            raise UsageError(str(e)) from None
+        if dyn:
+            dynamic_shapes, labels = dynamic_shapes_of(inputs, dyn)
+            spec_kw: dict[str, Any] = {"dynamic_shapes": dynamic_shapes}
+        elif args.constraint:
+            records, labels = constraints_of(inputs, args.constraint)
+            spec_kw = {"constraints": records}
+        else:
+            spec_kw, labels = {}, {}
+        what = getattr(loaded.model, "__name__", None) or type(loaded.model).__name__
+        progress.say(f"exporting {what} (tracing{', strict' if args.strict else ''}, "
+                     f"{len(labels)} dynamic dim{'s' if len(labels) != 1 else ''})")
+        ep, error = _export(loaded, spec_kw, args, err)
+        elapsed = progress.elapsed()
+        progress.say("exported" if ep is not None else
+                     f"export failed: {'constraint violations' if isinstance(error, ConstraintViolationError) else 'data-dependent branch'}")
+        problem_text = ep.symshape.problem if ep is not None else getattr(error, "problem", None)
+        problem = json.loads(problem_text) if problem_text else None
+        analysis = analyse(problem) if problem is not None else None
+        doc["inputs"] = input_shapes(inputs, analysis if ep is not None else None, labels)
+        doc["elapsed_seconds"] = round(elapsed, 3)
+    doc.update(success_doc(ep, analysis) if ep is not None else failure_doc(error, analysis))  # type: ignore[arg-type]
+    doc["problem"] = problem
+    _write_outputs(doc, ep, analysis, args)
+    if args.json:
+        print(json.dumps(doc, indent=2, default=str), file=out)
+    else:
+        print_report(doc, error, out)
+    return EXIT_OK if ep is not None else EXIT_VIOLATION
+
+
+def _export(loaded: Loaded, spec_kw: dict[str, Any], args: argparse.Namespace, err: TextIO
+            ) -> tuple[SymshapeProgram | None, ConstraintViolationError | DataDependentError | None]:
+    """Run the export: the program, or the violation/data-dependent error to report."""
+    captured = io.StringIO()
+    try:
+        # torch prints the partial graph of a failed trace on stderr: kept for --debug only
+        with contextlib.redirect_stderr(captured):
+            return run_export(loaded.model, loaded.args, loaded.kwargs, strict=args.strict, **spec_kw), None
+    except (ConstraintViolationError, DataDependentError) as e:
+        return None, e
+    except InputError as e:
+        raise UsageError(str(e)) from (e if args.debug else None)
+    except UnsupportedTorchVersionError as e:
+        raise UsageError(str(e)) from None
+    except ExportError as e:
+        raise Failed(f"{type(e).__name__}: {e}") from e
+    except Exception as e:  # noqa: BLE001 - torch or the model failed while tracing
+        raise Failed(f"torch.export failed: {exception_line(e)} (rerun with --debug for details)") from e
+    finally:
+        text = captured.getvalue()
+        if text and (args.debug or "def forward(" not in text):
+            err.write(text)
+
+
+def _write_outputs(doc: dict[str, Any], ep: SymshapeProgram | None, analysis: Analysis | None,
+                   args: argparse.Namespace) -> None:
+    """--out, --problem and --graph."""
+    doc["out"] = None
+    if ep is not None and args.out:
+        try:
+            save(ep, args.out)
+        except OSError as e:
+            raise UsageError(f"{args.out}: cannot write the program: {e.strerror or e}") from None
+        doc["out"] = args.out
+    if args.problem and doc["problem"] is not None:
+        _write_text(args.problem, json.dumps(doc["problem"], indent=2) + "\n", "problem")
+    if args.graph:
+        if analysis is None:
+            raise Failed("no solver problem to draw (the export recorded none)")
+        _write_text(args.graph, to_dot(constraint_graph(analysis)), "graph")
+        doc["graph"] = args.graph

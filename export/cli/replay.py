@@ -1,0 +1,103 @@
+"""``symshape replay FILE``: re-run a saved solver problem and print the solver's answers.
+
+FILE is a ``symshape.problem`` JSON file, a ``symshape export --json`` document, or a ``.pt2``
+saved by symshape (which carries its problem); ``-`` reads JSON from stdin.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import sys
+import zipfile
+from typing import Any, TextIO
+
+from export.cli.analysis import INPUT_DIM, range_text
+from export.cli.args import UsageError
+from export.cli.loading import exception_line
+from export.program import load
+from solver.errors import SolverError
+from solver.protocol import replay
+
+__all__ = ["run_replay"]
+
+
+def _load_problem(path: str) -> Any:
+    if path != "-" and not os.path.exists(path):
+        raise UsageError(f"{path}: no such file")
+    if path != "-" and zipfile.is_zipfile(path):
+        try:
+            ep = load(path)
+        except Exception as e:  # noqa: BLE001 - a bad archive
+            raise UsageError(f"{path}: cannot load the exported program: {exception_line(e)}") from None
+        report = getattr(ep, "symshape", None)
+        if report is None or not report.problem:
+            raise UsageError(f"{path}: this .pt2 carries no symshape problem (was it saved by symshape?)")
+        return json.loads(report.problem)
+    try:
+        text = sys.stdin.read() if path == "-" else open(path, encoding="utf-8").read()  # noqa: SIM115
+        data = json.loads(text)
+    except (OSError, UnicodeDecodeError) as e:
+        raise UsageError(f"{path}: cannot read: {getattr(e, 'strerror', None) or e}") from None
+    except json.JSONDecodeError as e:
+        raise UsageError(f"{path}: not JSON: {e}") from None
+    if isinstance(data, dict) and data.get("format") != "symshape.problem" and "problem" in data:
+        if data["problem"] is None:
+            raise UsageError(f"{path}: the export document carries no problem")
+        data = data["problem"]
+    return data
+
+
+def run_replay(args: argparse.Namespace, out: TextIO) -> int:
+    """``symshape replay FILE``: print (or dump as JSON) the answers of a replayed problem."""
+    problem = _load_problem(args.file)
+    try:
+        answers = replay(problem)
+    except SolverError as e:
+        raise UsageError(f"{args.file}: {str(e).splitlines()[0]}") from None
+    if args.json:
+        print(json.dumps(answers, indent=2), file=out)
+        return 0
+    p = lambda *a: print(*a, file=out)  # noqa: E731
+    names = {s["name"]: s.get("source") or s["name"] for s in problem.get("symbols", [])}
+    shown = {k: (v if INPUT_DIM.match(v or "") else k) for k, v in names.items()}
+    pattern = re.compile(r"\b(" + "|".join(map(re.escape, sorted(shown, key=len, reverse=True))) + r")\b") \
+        if shown else None
+
+    def rename(text: str) -> str:
+        return pattern.sub(lambda m: shown[m[1]], text) if pattern else text
+
+    st = answers["stats"]
+    p(f"{args.file}: {st['symbols']} symbols, {st['facts']} facts, {st['guards']} guards "
+      f"({', '.join(f'{n} {k}' for k, n in st['guards_decided'].items())}), {st['violations']} violations")
+    p("")
+    p("Bounds:")
+    w = max((len(shown.get(k, k)) for k in answers["bounds"]), default=0)
+    for k, (lo, hi) in answers["bounds"].items():
+        p(f"  {shown.get(k, k).ljust(w)}  {range_text(lo, hi)}")
+    if answers["classes"]:
+        p("")
+        p("Equality classes:")
+        for cls in answers["classes"]:
+            if len(cls) > 1:
+                p("  " + " == ".join(shown.get(n, n) for n in cls))
+    if answers["relations"]:
+        p("")
+        p("Relations:")
+        for r in answers["relations"]:
+            p(f"  {rename(r)}")
+    if answers["congruences"]:
+        p("")
+        p("Congruences:")
+        for c in answers["congruences"]:
+            p(f"  {c['symbol']} % {c['modulus']} == {c['residue']}")
+    if answers["violations"]:
+        p("")
+        p("Violations (guards the spec does not imply):")
+        for v in answers["violations"]:
+            r = v["reason"]
+            where = f" at {r['origin']}" if r.get("origin") else ""
+            p(f"  {rename(v['rel'])}{where} [{v['truth_under_spec']} under the spec]")
+    return 0

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import itertools
+import pathlib
+import re
+import subprocess
 import sys
 from typing import Any
 
@@ -14,6 +17,7 @@ from torch.export import Dim
 from export import _torch_compat as tc
 from export.errors import InconsistentDecisionError, UnsupportedTorchVersionError
 
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 STRICT = pytest.mark.parametrize("strict", [False, True], ids=["nonstrict", "strict"])
 
 
@@ -137,15 +141,45 @@ def symbols_in(events: list[tuple[Any, ...]]) -> set[str]:
 # -- version gate and installation -----------------------------------------------------
 
 
-@pytest.mark.parametrize("version", ["2.13.0", "2.13.0+cpu", "2.13.1a0+git1234"])
+@pytest.mark.parametrize("version", ["2.13.0", "2.13.0+cpu", "2.13.1a0+git1234", "2.14.0",
+                                     "2.14.1+cu130", "2.14.1", "2.14.2rc1"])
 def test_supported_versions(version: str) -> None:
     tc.check_torch_version(version)
 
 
-@pytest.mark.parametrize("version", ["2.12.1", "2.14.0", "3.0.0", "garbage", "1.13.0"])
+@pytest.mark.parametrize("version", ["2.12.1", "2.15.0", "2.15.0.dev20260101", "3.0.0",
+                                     "garbage", "1.13.0", "2.1.0", "20.13.0"])
 def test_unsupported_versions_name_the_range(version: str) -> None:
-    with pytest.raises(UnsupportedTorchVersionError, match=r"torch>=2\.13,<2\.14"):
+    with pytest.raises(UnsupportedTorchVersionError) as info:
         tc.check_torch_version(version)
+    message = str(info.value)
+    assert message.startswith(f"torch {version} is not supported"), message
+    assert "torch>=2.13,<2.15" in message, message
+
+
+def test_installed_torch_is_supported_and_has_a_known_profile() -> None:
+    tc.check_torch_version(torch.__version__)
+    assert tc.TORCH_VERSION in {(2, 13), (2, 14)}
+
+
+def test_supported_range_matches_the_package_dependency() -> None:
+    """The gate and pyproject's ``torch>=...,<...`` dependency name the same range."""
+    deps = re.findall(r'^\s*"(torch[^"]*)",?$', (ROOT / "pyproject.toml").read_text(), re.M)
+    (lo, hi) = tc.SUPPORTED_TORCH
+    assert [d.replace(" ", "") for d in deps] == [f"torch>={lo[0]}.{lo[1]},<{hi[0]}.{hi[1]}"]
+
+
+@pytest.mark.parametrize("version", ["2.15.0", "2.12.0"])
+def test_importing_the_package_on_unsupported_torch_names_the_range(version: str) -> None:
+    """A fresh interpreter: ``import export`` fails with the gate's message, nothing else."""
+    code = f"import torch; torch.__version__ = {version!r}; import export"
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          cwd=ROOT, timeout=300)
+    assert proc.returncode != 0
+    last = proc.stderr.strip().splitlines()[-1]
+    assert last.startswith("export.errors.UnsupportedTorchVersionError: "
+                           f"torch {version} is not supported"), proc.stderr
+    assert "torch>=2.13,<2.15" in last
 
 
 def test_install_patches_and_restores_every_site() -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import importlib
+import inspect
 import itertools
 import pathlib
 import re
@@ -203,6 +205,45 @@ def test_install_patches_and_restores_every_site() -> None:
     with pytest.raises(RuntimeError), tc.install_shape_env_class(A):
         raise RuntimeError("boom")
     assert [m.ShapeEnv for m in modules] == before
+
+
+ROUTED_METHODS = ["evaluate_expr", "guard_or_defer_runtime_assert", "_maybe_evaluate_static",
+                  "create_symbol", "create_unbacked_symint", "_update_var_to_range",
+                  "_set_replacement"]
+
+
+def _params(fn: Any) -> list[tuple[str, Any, Any]]:
+    sig = inspect.signature(inspect.unwrap(fn))
+    return [(p.name, p.kind, p.default) for p in sig.parameters.values()]
+
+
+@pytest.mark.parametrize("name", ROUTED_METHODS)
+def test_overrides_match_the_installed_torch_signatures(name: str) -> None:
+    """Each routed entry point takes exactly torch's parameters (names, kinds, defaults):
+    a torch release that changes one fails here, not deep inside an export."""
+    assert _params(getattr(tc.RoutingShapeEnv, name)) == _params(getattr(tc.ShapeEnv, name))
+
+
+def test_torch_calls_the_routed_entry_points_by_these_names() -> None:
+    """The private torch code paths the routing relies on are still there: guards go
+    through evaluate_expr, deferred asserts and torch._check through
+    guard_or_defer_runtime_assert, static queries through _maybe_evaluate_static
+    (whose cache torch clears by name), ranges through _update_var_to_range."""
+    src = {name: inspect.getsource(getattr(tc.ShapeEnv, name)) for name in
+           ("_inner_evaluate_expr", "guard_or_defer_runtime_assert", "_refine_ranges",
+            "constrain_symbol_range", "create_symbol")}
+    assert "self._evaluate_expr(" in src["_inner_evaluate_expr"]
+    assert "self.evaluate_expr(" in src["guard_or_defer_runtime_assert"]
+    assert "self._maybe_evaluate_static.cache_clear()" in src["_refine_ranges"]
+    assert "self._update_var_to_range(" in src["constrain_symbol_range"]
+    assert "specialize_zero_one" in src["create_symbol"]
+
+
+@pytest.mark.parametrize("site", tc.SHAPE_ENV_SITES)
+def test_each_install_site_builds_its_shape_env_by_the_global_name(site: str) -> None:
+    module = importlib.import_module(site)
+    assert module.ShapeEnv is tc.ShapeEnv
+    assert re.search(r"(?<![\w.])ShapeEnv\(", inspect.getsource(module)), site
 
 
 def test_install_rejects_non_shape_env() -> None:

@@ -72,6 +72,18 @@ def check_torch_version(version: str) -> tuple[int, int]:
 TORCH_VERSION: tuple[int, int] = check_torch_version(torch.__version__)
 """``(major, minor)`` of the installed torch, inside :data:`SUPPORTED_TORCH`."""
 
+# Per-version differences -------------------------------------------------------------
+# torch 2.13 -> 2.14: none in what this module touches (measured by diffing the two
+# installs, docs/torch_internals.md section 6): the install sites, the signatures and
+# bodies of evaluate_expr / _inner_evaluate_expr / _evaluate_expr /
+# guard_or_defer_runtime_assert / create_symbol's 0/1 specialization /
+# create_unbacked_symint / _update_var_to_range / _set_replacement / _refine_ranges, the
+# symbolic-context dataclasses and torch's sympy functions are the same, so no code
+# below branches on the version. A future difference goes here, as a function named
+# after what it adapts that branches on TORCH_VERSION, and is listed in that section;
+# tests/export/test_torch_compat.py checks the overridden signatures against the
+# installed torch.
+
 # Private torch imports: only after the version gate.
 from torch.fx.experimental import symbolic_shapes as _ss  # noqa: E402
 from torch.fx.experimental.symbolic_shapes import (  # noqa: E402

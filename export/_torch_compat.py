@@ -1,8 +1,10 @@
-"""The one module that touches torch's private symbolic-shape APIs (torch 2.13 only).
+"""The one module that touches torch's private symbolic-shape APIs (torch 2.13 and 2.14).
 
 Everything here is version-gated: importing this module with a torch outside
-``[2.13, 2.14)`` raises :class:`export.errors.UnsupportedTorchVersionError`. See
-``docs/torch_internals.md`` for the torch internals (with line numbers) this relies on.
+``[2.13, 2.15)`` raises :class:`export.errors.UnsupportedTorchVersionError`. See
+``docs/torch_internals.md`` for the torch internals (with line numbers) this relies on,
+and for what differs between the supported versions. Per-version differences live in
+this module only, in the "Per-version differences" section below (:data:`TORCH_VERSION`).
 
 What an exporter bridge needs:
 
@@ -41,29 +43,50 @@ import torch
 
 from export.errors import InconsistentDecisionError, UnsupportedTorchVersionError
 
-SUPPORTED_TORCH: tuple[tuple[int, int], tuple[int, int]] = ((2, 13), (2, 14))
-"""Supported torch versions: ``lower <= (major, minor) < upper``."""
+SUPPORTED_TORCH: tuple[tuple[int, int], tuple[int, int]] = ((2, 13), (2, 15))
+"""Supported torch versions: ``lower <= (major, minor) < upper`` (pyproject says the same)."""
 
 
-def check_torch_version(version: str) -> None:
-    """Raise :class:`UnsupportedTorchVersionError` unless ``version`` is supported.
+def check_torch_version(version: str) -> tuple[int, int]:
+    """``(major, minor)`` of ``version``; raise :class:`UnsupportedTorchVersionError`
+    unless it is supported.
 
     >>> check_torch_version("2.13.0+cpu")
-    >>> check_torch_version("2.12.1")
+    (2, 13)
+    >>> check_torch_version("2.14.1+cu130")
+    (2, 14)
+    >>> check_torch_version("2.15.0")
     Traceback (most recent call last):
     ...
-    export.errors.UnsupportedTorchVersionError: torch 2.12.1 is not supported: ...
+    export.errors.UnsupportedTorchVersionError: torch 2.15.0 is not supported: ...
     """
     (lo, hi) = SUPPORTED_TORCH
-    m = re.match(r"(\d+)\.(\d+)", version)
-    if m is None or not lo <= (int(m[1]), int(m[2])) < hi:
+    m = re.match(r"(\d+)\.(\d+)(?!\d)", version)
+    found = (int(m[1]), int(m[2])) if m else None
+    if found is None or not lo <= found < hi:
+        wanted = f"torch>={lo[0]}.{lo[1]},<{hi[0]}.{hi[1]}"
         raise UnsupportedTorchVersionError(
-            f"torch {version} is not supported: symshape patches torch internals and "
-            f"needs torch>={lo[0]}.{lo[1]},<{hi[0]}.{hi[1]}"
+            f"torch {version} is not supported: symshape overrides torch's private "
+            f"symbolic-shape internals and is verified on {wanted} only; install a "
+            f"supported torch (pip install '{wanted}')"
         )
+    return found
 
 
-check_torch_version(torch.__version__)
+TORCH_VERSION: tuple[int, int] = check_torch_version(torch.__version__)
+"""``(major, minor)`` of the installed torch, inside :data:`SUPPORTED_TORCH`."""
+
+# Per-version differences -------------------------------------------------------------
+# torch 2.13 -> 2.14: none in what this module touches (measured by diffing the two
+# installs, docs/torch_internals.md section 6): the install sites, the signatures and
+# bodies of evaluate_expr / _inner_evaluate_expr / _evaluate_expr /
+# guard_or_defer_runtime_assert / create_symbol's 0/1 specialization /
+# create_unbacked_symint / _update_var_to_range / _set_replacement / _refine_ranges, the
+# symbolic-context dataclasses and torch's sympy functions are the same, so no code
+# below branches on the version. A future difference goes here, as a function named
+# after what it adapts that branches on TORCH_VERSION, and is listed in that section;
+# tests/export/test_torch_compat.py checks the overridden signatures against the
+# installed torch.
 
 # Private torch imports: only after the version gate.
 from torch.fx.experimental import symbolic_shapes as _ss  # noqa: E402
@@ -102,6 +125,7 @@ from torch.utils import _pytree as _pytree  # noqa: E402
 
 __all__ = [
     "SUPPORTED_TORCH",
+    "TORCH_VERSION",
     "SHAPE_ENV_SITES",
     "check_torch_version",
     "Decider",
@@ -237,7 +261,7 @@ def _bool_answer(value: bool) -> sympy.Basic:
 class RoutingShapeEnv(ShapeEnv):
     """A ``ShapeEnv`` whose symbolic decisions are offered to ``self.decider`` first.
 
-    Injection points (torch 2.13, see docs/torch_internals.md):
+    Injection points (torch 2.13 and 2.14, see docs/torch_internals.md):
 
     * :meth:`evaluate_expr` -- every backed guard (``guard_bool/int/float``,
       ``guard_size_oblivious``, ``guard_or_false/true``, produce_guards' equalities);

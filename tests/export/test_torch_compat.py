@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import importlib
+import inspect
 import itertools
+import pathlib
+import re
+import subprocess
 import sys
 from typing import Any
 
@@ -14,6 +19,7 @@ from torch.export import Dim
 from export import _torch_compat as tc
 from export.errors import InconsistentDecisionError, UnsupportedTorchVersionError
 
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 STRICT = pytest.mark.parametrize("strict", [False, True], ids=["nonstrict", "strict"])
 
 
@@ -137,15 +143,45 @@ def symbols_in(events: list[tuple[Any, ...]]) -> set[str]:
 # -- version gate and installation -----------------------------------------------------
 
 
-@pytest.mark.parametrize("version", ["2.13.0", "2.13.0+cpu", "2.13.1a0+git1234"])
+@pytest.mark.parametrize("version", ["2.13.0", "2.13.0+cpu", "2.13.1a0+git1234", "2.14.0",
+                                     "2.14.1+cu130", "2.14.1", "2.14.2rc1"])
 def test_supported_versions(version: str) -> None:
     tc.check_torch_version(version)
 
 
-@pytest.mark.parametrize("version", ["2.12.1", "2.14.0", "3.0.0", "garbage", "1.13.0"])
+@pytest.mark.parametrize("version", ["2.12.1", "2.15.0", "2.15.0.dev20260101", "3.0.0",
+                                     "garbage", "1.13.0", "2.1.0", "20.13.0"])
 def test_unsupported_versions_name_the_range(version: str) -> None:
-    with pytest.raises(UnsupportedTorchVersionError, match=r"torch>=2\.13,<2\.14"):
+    with pytest.raises(UnsupportedTorchVersionError) as info:
         tc.check_torch_version(version)
+    message = str(info.value)
+    assert message.startswith(f"torch {version} is not supported"), message
+    assert "torch>=2.13,<2.15" in message, message
+
+
+def test_installed_torch_is_supported_and_has_a_known_profile() -> None:
+    tc.check_torch_version(torch.__version__)
+    assert tc.TORCH_VERSION in {(2, 13), (2, 14)}
+
+
+def test_supported_range_matches_the_package_dependency() -> None:
+    """The gate and pyproject's ``torch>=...,<...`` dependency name the same range."""
+    deps = re.findall(r'^\s*"(torch[^"]*)",?$', (ROOT / "pyproject.toml").read_text(), re.M)
+    (lo, hi) = tc.SUPPORTED_TORCH
+    assert [d.replace(" ", "") for d in deps] == [f"torch>={lo[0]}.{lo[1]},<{hi[0]}.{hi[1]}"]
+
+
+@pytest.mark.parametrize("version", ["2.15.0", "2.12.0"])
+def test_importing_the_package_on_unsupported_torch_names_the_range(version: str) -> None:
+    """A fresh interpreter: ``import export`` fails with the gate's message, nothing else."""
+    code = f"import torch; torch.__version__ = {version!r}; import export"
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          cwd=ROOT, timeout=300)
+    assert proc.returncode != 0
+    last = proc.stderr.strip().splitlines()[-1]
+    assert last.startswith("export.errors.UnsupportedTorchVersionError: "
+                           f"torch {version} is not supported"), proc.stderr
+    assert "torch>=2.13,<2.15" in last
 
 
 def test_install_patches_and_restores_every_site() -> None:
@@ -169,6 +205,45 @@ def test_install_patches_and_restores_every_site() -> None:
     with pytest.raises(RuntimeError), tc.install_shape_env_class(A):
         raise RuntimeError("boom")
     assert [m.ShapeEnv for m in modules] == before
+
+
+ROUTED_METHODS = ["evaluate_expr", "guard_or_defer_runtime_assert", "_maybe_evaluate_static",
+                  "create_symbol", "create_unbacked_symint", "_update_var_to_range",
+                  "_set_replacement"]
+
+
+def _params(fn: Any) -> list[tuple[str, Any, Any]]:
+    sig = inspect.signature(inspect.unwrap(fn))
+    return [(p.name, p.kind, p.default) for p in sig.parameters.values()]
+
+
+@pytest.mark.parametrize("name", ROUTED_METHODS)
+def test_overrides_match_the_installed_torch_signatures(name: str) -> None:
+    """Each routed entry point takes exactly torch's parameters (names, kinds, defaults):
+    a torch release that changes one fails here, not deep inside an export."""
+    assert _params(getattr(tc.RoutingShapeEnv, name)) == _params(getattr(tc.ShapeEnv, name))
+
+
+def test_torch_calls_the_routed_entry_points_by_these_names() -> None:
+    """The private torch code paths the routing relies on are still there: guards go
+    through evaluate_expr, deferred asserts and torch._check through
+    guard_or_defer_runtime_assert, static queries through _maybe_evaluate_static
+    (whose cache torch clears by name), ranges through _update_var_to_range."""
+    src = {name: inspect.getsource(getattr(tc.ShapeEnv, name)) for name in
+           ("_inner_evaluate_expr", "guard_or_defer_runtime_assert", "_refine_ranges",
+            "constrain_symbol_range", "create_symbol")}
+    assert "self._evaluate_expr(" in src["_inner_evaluate_expr"]
+    assert "self.evaluate_expr(" in src["guard_or_defer_runtime_assert"]
+    assert "self._maybe_evaluate_static.cache_clear()" in src["_refine_ranges"]
+    assert "self._update_var_to_range(" in src["constrain_symbol_range"]
+    assert "specialize_zero_one" in src["create_symbol"]
+
+
+@pytest.mark.parametrize("site", tc.SHAPE_ENV_SITES)
+def test_each_install_site_builds_its_shape_env_by_the_global_name(site: str) -> None:
+    module = importlib.import_module(site)
+    assert module.ShapeEnv is tc.ShapeEnv
+    assert re.search(r"(?<![\w.])ShapeEnv\(", inspect.getsource(module)), site
 
 
 def test_install_rejects_non_shape_env() -> None:

@@ -112,10 +112,11 @@ def _shift(e: sympy.Basic, r: sympy.Symbol) -> _Shift | None:
     parts = [_shift(a, r) for a in e.args]
     if any(p is None for p in parts):
         return None
-    period = math.lcm(*(p[1] for p in parts))  # type: ignore[index]
-    slopes = [p[0] for p in parts]  # type: ignore[index]
+    period = math.lcm(*(p[1] for p in parts if p is not None))
+    slopes = [p[0] for p in parts if p is not None]
     if isinstance(e, sympy.Add):
-        return (None if None in slopes else sum(slopes, Fraction(0))), period  # type: ignore[arg-type]
+        known = [s for s in slopes if s is not None]
+        return (sum(known, Fraction(0)) if len(known) == len(slopes) else None), period
     if isinstance(e, sympy.Mul):
         return _mul_slope(e, r), period
     if isinstance(e, (sympy.Min, sympy.Max)):
@@ -162,7 +163,7 @@ def analyze(rel: sympy.Basic, lookup: ClassLookup) -> Periodicity | None:
     if not rel.has(FloorDiv, sympy.Mod):
         return None
     roots = tuple(sorted(rel.free_symbols, key=lambda s: s.name))
-    if not 1 <= len(roots) <= MAX_ROOTS:
+    if not 1 <= len(roots) <= MAX_ROOTS or _drifts(rel, roots):
         return None
     layout = [_root_layout(rel, r, lookup(r)) for r in roots]
     if any(x is None for x in layout):
@@ -183,6 +184,15 @@ def analyze(rel: sympy.Basic, lookup: ClassLookup) -> Periodicity | None:
     held = frozenset(holds)
     congruences = _as_congruences(roots, moduli, occurring, held)
     return Periodicity(roots, moduli, frozenset(cases), held, congruences)
+
+
+def _drifts(rel: sympy.Basic, roots: Sequence[sympy.Symbol]) -> bool:
+    """A comparison in one root whose sides drift apart linearly (``(c + 1)//2 != 1``): not
+    periodic, so no case analysis can settle it (the ranges decide it instead)."""
+    if len(roots) != 1 or not isinstance(rel, RELATION_TYPES):
+        return False
+    found = _shift(rel.args[0] - rel.args[1], roots[0])
+    return found is not None and found[0] is not None and found[0] != 0
 
 
 def _root_layout(rel: sympy.Basic, r: sympy.Symbol, data: tuple[Interval, Congruence]) -> tuple[int, frozenset[int]] | None:
@@ -209,7 +219,7 @@ def _case_truth(rel: sympy.Basic, roots: Sequence[sympy.Symbol], moduli: Sequenc
                 ranges: Sequence[Interval], case: Case) -> bool | None:
     """The relation's value on one residue case: evaluated at the case's first point, then
     proven for every point of the case (None when the proof fails or disagrees)."""
-    qs = [sympy.Dummy(f"q_{r.name}", integer=True) for r in roots]
+    qs = [sympy.Dummy(f"q_{r.name}", integer=True) for r in roots]  # fresh: never a user symbol
     q_ranges = {q: _q_range(lo, hi, p, k) for q, (lo, hi), p, k in zip(qs, ranges, moduli, case)}
     start = {r: p * _first(q_ranges[q]) + k for r, q, p, k in zip(roots, qs, moduli, case)}
     try:
@@ -245,7 +255,28 @@ def _substitute(e: sympy.Basic, env: dict[sympy.Symbol, sympy.Expr]) -> sympy.Ba
         a, k = sympy.expand(args[0]), args[1]
         quotient = FloorDiv(a, k)
         return quotient if isinstance(e, FloorDiv) else sympy.expand(a - k * quotient)
+    if isinstance(e, (sympy.Min, sympy.Max)):
+        return _fold_minmax(e.func, args)
+    if isinstance(e, RELATION_TYPES):
+        return e.func(*args, evaluate=False)  # sympy's own evaluation asks costly assumptions
     return e.func(*args)
+
+
+def _fold_minmax(func: type, args: list[sympy.Basic]) -> sympy.Basic:
+    """``Min``/``Max`` without the arguments that differ from another by a constant in the
+    losing direction (``Min(q + 1, q + 2)`` is ``q + 1``); unevaluated otherwise."""
+    kept: list[sympy.Basic] = []
+    sign = 1 if func is sympy.Min else -1
+    for a in args:
+        for i, b in enumerate(kept):
+            diff = sympy.expand(a - b)
+            if diff.is_Integer:
+                if sign * int(diff) < 0:
+                    kept[i] = a
+                break
+        else:
+            kept.append(a)
+    return kept[0] if len(kept) == 1 else func(*kept, evaluate=False)
 
 
 def _truth(rel: sympy.Basic, lookup: Callable[[sympy.Symbol], Interval]) -> Truth | None:
@@ -263,12 +294,14 @@ def _truth(rel: sympy.Basic, lookup: Callable[[sympy.Symbol], Interval]) -> Trut
         return absorbing.negate() if all(p is absorbing.negate() for p in parts) else None
     if not isinstance(rel, RELATION_TYPES):
         return None
-    simpler = stages.simplify_minmax(rel, lookup)
-    if simpler != rel:
-        return _truth(simpler, lookup)
-    op, d = stages.normalize(*as_difference(rel), lookup)
-    t = stages.by_constant(op, d)
-    return t if t is not None else stages.by_interval(op, d, lookup)
+    op, d = as_difference(rel)
+    for attempt in range(2):
+        t = stages.by_constant(op, d)
+        t = t if t is not None else stages.by_interval(op, d, lookup)
+        if t is not None or attempt or d.has(sympy.Min, sympy.Max):
+            return t
+        op, d = stages.normalize(op, d, lookup)  # a product whose factors have known signs
+    return None
 
 
 # -- congruences -----------------------------------------------------------------------------

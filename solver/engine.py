@@ -324,7 +324,7 @@ class Solver:
     def _absorb_periodic(self, op: str, d: sympy.Expr) -> bool | None:
         """A periodic relation (see :mod:`solver.periodic`) that is equivalent, under the
         class data, to congruences of its classes is absorbed as those congruences."""
-        found = periodic.analyze(_RELATION_OF[op](d, 0), self._class_of)
+        found = periodic.analyze(_RELATION_OF[op](d, 0, evaluate=False), self._class_of)
         if found is None or (found.congruences is None and not found.never):
             return False
         if found.congruences is None:

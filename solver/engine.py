@@ -324,12 +324,22 @@ class Solver:
     def _absorb_periodic(self, op: str, d: sympy.Expr) -> bool | None:
         """A periodic relation (see :mod:`solver.periodic`) that is equivalent, under the
         class data, to congruences of its classes is absorbed as those congruences."""
-        found = periodic.analyze(_RELATION_OF[op](d, 0, evaluate=False), self._class_of)
+        rel = _RELATION_OF[op](d, 0, evaluate=False)
+        found = periodic.analyze(rel, self._class_of)
         if found is None or (found.congruences is None and not found.never):
-            return False
+            return self._absorb_shape(periodic.class_shape(rel, self._class_of))
         if found.congruences is None:
             return None  # false on every value the classes admit
         return True if all(self._uf.congruent(r, c) for r, c in found.congruences) else None
+
+    def _absorb_shape(self, shape: periodic.ClassShape | None) -> bool | None:
+        """A one-class relation equivalent to a range, a congruence and holes (see
+        :func:`solver.periodic.class_shape`) is absorbed as those."""
+        if shape is None:
+            return False
+        uf, r = self._uf, shape.root
+        ok = uf.restrict(r, shape.range) and uf.congruent(r, shape.cong)
+        return True if ok and all(uf.exclude(r, v) for v in sorted(shape.excluded)) else None
 
     def _class_of(self, root: sympy.Symbol) -> tuple[Interval, tuple[int, int]]:
         data = self._uf.data(root)

@@ -44,7 +44,8 @@ from solver.congruence import Congruence
 from solver.interval import Interval
 from solver.truth import Truth
 
-__all__ = ["Periodicity", "analyze", "period_of", "MAX_ROOTS", "MAX_PERIOD", "MAX_CASES"]
+__all__ = ["Periodicity", "ClassShape", "analyze", "class_shape", "period_of", "MAX_ROOTS", "MAX_PERIOD", "MAX_CASES",
+           "MAX_EXCLUDED"]
 
 MAX_ROOTS = 3
 MAX_PERIOD = 64
@@ -339,3 +340,126 @@ def _single_class(p: int, occurring: frozenset[int], kept: frozenset[int]) -> Co
         if all(v % g == k for v in kept) and all(v % g != k for v in dropped):
             return g, k
     return None
+
+
+# -- one class with drift: ranges, congruence and holes ---------------------------------------
+
+MAX_EXCLUDED = 16
+
+
+@dataclass(frozen=True, slots=True)
+class ClassShape:
+    """A one-class relation as class data: ``root`` in ``range``, ``root = k (mod g)`` for
+    ``cong == (g, k)``, and ``root`` not in ``excluded``; equivalent to the relation on the
+    values the class admitted before."""
+
+    root: sympy.Symbol
+    range: Interval
+    cong: Congruence
+    excluded: frozenset[int]
+
+
+def class_shape(rel: sympy.Basic, lookup: ClassLookup) -> ClassShape | None:
+    """A comparison in one root that, on each residue case ``r = p*q + k``, is constant or
+    linear in ``q`` (``(c + 1)//2 != 1`` is ``c not in {1, 2}``; ``n//4 >= 2`` is ``n >= 8``),
+    as class data; None when it is not, or when it needs more than MAX_EXCLUDED holes.
+
+    >>> from shapes import int_symbol
+    >>> c = int_symbol("c")
+    >>> class_shape(sympy.Ne(FloorDiv(c + 1, 2), 1), lambda r: ((2, 64), (1, 0)))
+    ClassShape(root=c, range=(2, 64), cong=(1, 0), excluded=frozenset({2}))
+    >>> class_shape(sympy.Eq(FloorDiv(c, 4), 3), lambda r: ((0, 64), (2, 0))).range
+    (12, 14)
+    """
+    if not isinstance(rel, RELATION_TYPES) or len(rel.free_symbols) != 1 or not rel.has(FloorDiv, sympy.Mod):
+        return None
+    (r,) = rel.free_symbols
+    layout = _root_layout(rel, r, lookup(r))
+    if layout is None:
+        return None
+    p, occurring = layout
+    (lo, hi), _ = lookup(r)
+    pieces = {k: _piece(rel, r, p, k, _q_range(lo, hi, p, k)) for k in sorted(occurring)}
+    if any(v is None for v in pieces.values()):
+        return None
+    kept = {k: v for k, v in pieces.items() if v is not None and v[0] <= v[1]}
+    if not kept:
+        return None
+    cong = _single_class(p, occurring, frozenset(kept)) if len(kept) < len(occurring) else (1, 0)
+    if cong is None:
+        return None
+    new_lo = min(p * a + k if not isinstance(a, float) else a for k, (a, _, _) in kept.items())
+    new_hi = max(p * b + k if not isinstance(b, float) else b for k, (_, b, _) in kept.items())
+    excluded = _holes(p, kept, new_lo, new_hi)
+    if excluded is None:
+        return None
+    return ClassShape(r, (new_lo, new_hi), cong, excluded)
+
+
+_Piece = tuple[object, object, int | None]  # q in [a, b] except the point (None: no hole); a > b: empty
+
+
+def _piece(rel: sympy.Basic, r: sympy.Symbol, p: int, k: int, q_rng: Interval) -> _Piece | None:
+    """The values of ``q`` (in ``q_rng``) where ``rel`` holds at ``r = p*q + k``, when the
+    substituted relation is constant or linear in ``q``; checked by evaluation at its ends."""
+    q = sympy.Dummy("q", integer=True)
+    try:
+        op, d = as_difference(_substitute(rel, {r: p * q + k}))
+    except (ZeroDivisionError, UnsupportedExpressionError, TypeError):
+        return None
+    lin = stages.linear_terms(d)
+    if lin is None or set(lin[0]) - {q}:
+        return None
+    a, b = lin[0].get(q, 0), lin[1]
+    qlo, qhi = q_rng
+    piece: _Piece
+    if a == 0:
+        holds = b == 0 if op == "==" else b != 0 if op == "!=" else b >= 0
+        piece = (qlo, qhi, None) if holds else (1, 0, None)
+    elif op == ">=":  # a*q + b >= 0
+        t = -(b // a) if a > 0 else (-b) // (-a)  # ceil(-b/a) for a > 0, floor(-b/a) for a < 0
+        piece = (max(qlo, t), qhi, None) if a > 0 else (qlo, min(qhi, t), None)  # type: ignore[type-var]
+    else:
+        q0 = -b // a if b % a == 0 else None
+        inside = q0 is not None and qlo <= q0 <= qhi  # type: ignore[operator]
+        if op == "==":
+            piece = (q0, q0, None) if inside else (1, 0, None)
+        else:
+            piece = (qlo, qhi, q0 if inside else None)
+    return piece if _agrees(rel, r, p, k, q_rng, piece) else None
+
+
+def _agrees(rel: sympy.Basic, r: sympy.Symbol, p: int, k: int, q_rng: Interval, piece: _Piece) -> bool:
+    """The piece predicts ``rel`` at the case's ends, the piece's ends and its hole."""
+    a, b, hole = piece
+    points = {v for v in (q_rng[0], q_rng[1], a, b, hole) if isinstance(v, int)}
+    points |= {v + 1 for v in points} | {v - 1 for v in points}
+    for v in points:
+        if not q_rng[0] <= v <= q_rng[1]:  # type: ignore[operator]
+            continue
+        expected = a <= v <= b and v != hole  # type: ignore[operator]
+        try:
+            if bool(evaluate(rel, {r: p * v + k})) != expected:
+                return False
+        except (ZeroDivisionError, UnsupportedExpressionError):
+            return False
+    return True
+
+
+def _holes(p: int, kept: dict[int, _Piece], lo: object, hi: object) -> frozenset[int] | None:
+    """The values of the kept cases inside ``[lo, hi]`` that their pieces leave out."""
+    out: set[int] = set()
+    for k, (a, b, hole) in kept.items():
+        first, last = _q_range(lo, hi, p, k)
+        gaps = []
+        if a != first:
+            gaps.append((first, a - 1))  # type: ignore[operator]
+        if b != last:
+            gaps.append((b + 1, last))  # type: ignore[operator]
+        for x, y in gaps:
+            if isinstance(x, float) or isinstance(y, float) or y - x + 1 + len(out) > MAX_EXCLUDED:
+                return None
+            out |= {p * v + k for v in range(x, y + 1)}
+        if hole is not None:
+            out.add(p * hole + k)
+    return frozenset(out) if len(out) <= MAX_EXCLUDED else None

@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 from oracle_support import COUNTS
 from shapes import FloorDiv, evaluate, int_symbol, negate
 from solver import ContradictionError, HintMismatchError, Reason, Solver, Truth
-from solver.periodic import analyze, period_of
+from solver.periodic import analyze, class_shape, period_of
 
 SETTINGS = dict(derandomize=True, deadline=None, database=None,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
@@ -155,6 +155,25 @@ def test_product_residue_set_is_exact(case):
     _check_analysis(rel, [X, Y], ranges, [(1, 0), (1, 0)])
 
 
+@settings(max_examples=200, **SETTINGS)
+@given(one_class_cases())
+def test_one_class_shape_is_exact(case):
+    """Drifting relations too (``(c + 1)//2 != 1``): range, congruence and holes."""
+    rel, rng, cong = case
+    if not isinstance(rel, OPS):
+        return
+    shape = class_shape(rel, lambda r: (rng, cong))
+    COUNTS["class shape: cases"] += 1
+    if shape is None:
+        return
+    COUNTS["class shape: as class data"] += 1
+    (lo, hi), (g, k) = shape.range, shape.cong
+    for p in _points([R], [rng], [cong]):
+        v = p[R]
+        expected = lo <= v <= hi and (v - k) % g == 0 and v not in shape.excluded
+        assert bool(evaluate(rel, p)) == expected, f"{rel} in {rng} (cong {cong}) at {v}: {shape} is wrong"
+
+
 # -- the engine with periodic facts ------------------------------------------------------------
 
 QUESTIONS = [sympy.Eq(sympy.Mod(R, k), j) for k in (2, 3, 4, 6) for j in range(k)]
@@ -260,9 +279,28 @@ def test_table(rel, ranges, expected):
 
 def test_not_periodic():
     assert analyze(sympy.Eq(FloorDiv(C * C, 2), 8), lambda r: ((0, 10), (1, 0))) is None
-    assert analyze(sympy.Ne(FloorDiv(C + 1, 2), 1), lambda r: ((2, 64), (1, 0))) is None  # depends on q too
+    assert analyze(sympy.Ne(FloorDiv(C + 1, 2), 1), lambda r: ((2, 64), (1, 0))) is None  # drifts: a range
     assert period_of(FloorDiv(FloorDiv(C, 2) + 1, 3), C) == 6
     assert period_of(sympy.Max(FloorDiv(C, 4), FloorDiv(C + 1, 2)), C) == 4
+
+
+SHAPES = [
+    # relation, range, expected (range, congruence, holes)
+    (sympy.Ne(FloorDiv(C + 1, 2), 1), (2, 64), ((2, 64), (1, 0), {2})),           # chunk: (c + 1)//2 != 1
+    (sympy.Ne(FloorDiv(C, 4), 1), (2, 64), ((2, 64), (1, 0), {4, 5, 6, 7})),      # view(b, -1, 4)
+    (sympy.Ne(C, FloorDiv(C + 1, 2) + 1), (2, 64), ((2, 64), (1, 0), {2, 3})),       # chunk: the other half
+    (sympy.Ge(FloorDiv(C - 1, 4), 1), (2, None), ((5, float("inf")), (1, 0), set())),
+    (sympy.Eq(FloorDiv(C, 4), 3), (0, 64), ((12, 15), (1, 0), set())),
+    (sympy.Eq(FloorDiv(C, 4) + sympy.Mod(C, 2), 3), (0, 64), ((9, 14), (1, 0), {10, 13})),
+]
+
+
+@pytest.mark.parametrize("rel,rng,expected", SHAPES, ids=[str(t[0]) for t in SHAPES])
+def test_shape_table(rel, rng, expected):
+    lo, hi = rng
+    shape = class_shape(rel, lambda r: ((lo, float("inf") if hi is None else hi), (1, 0)))
+    assert shape is not None
+    assert (shape.range, shape.cong, set(shape.excluded)) == expected
 
 
 def test_known_congruence_narrows_the_residue_set():

@@ -41,7 +41,7 @@ from shapes.expr import FloorDiv, evaluate
 from shapes.relation import BOOL_TYPES, RELATION_TYPES, as_difference
 from solver import stages
 from solver.congruence import Congruence
-from solver.interval import Interval
+from solver.interval import Endpoint, Interval
 from solver.truth import Truth
 
 __all__ = ["Periodicity", "ClassShape", "analyze", "class_shape", "period_of", "MAX_ROOTS", "MAX_PERIOD", "MAX_CASES",
@@ -388,15 +388,15 @@ def class_shape(rel: sympy.Basic, lookup: ClassLookup) -> ClassShape | None:
     cong = _single_class(p, occurring, frozenset(kept)) if len(kept) < len(occurring) else (1, 0)
     if cong is None:
         return None
-    new_lo = min(p * a + k if not isinstance(a, float) else a for k, (a, _, _) in kept.items())
-    new_hi = max(p * b + k if not isinstance(b, float) else b for k, (_, b, _) in kept.items())
+    new_lo = min(a if isinstance(a, float) else p * int(a) + k for k, (a, _, _) in kept.items())
+    new_hi = max(b if isinstance(b, float) else p * int(b) + k for k, (_, b, _) in kept.items())
     excluded = _holes(p, kept, new_lo, new_hi)
     if excluded is None:
         return None
     return ClassShape(r, (new_lo, new_hi), cong, excluded)
 
 
-_Piece = tuple[object, object, int | None]  # q in [a, b] except the point (None: no hole); a > b: empty
+_Piece = tuple[Endpoint, Endpoint, int | None]  # q in [a, b] except the point (None: no hole); a > b: empty
 
 
 def _piece(rel: sympy.Basic, r: sympy.Symbol, p: int, k: int, q_rng: Interval) -> _Piece | None:
@@ -417,11 +417,13 @@ def _piece(rel: sympy.Basic, r: sympy.Symbol, p: int, k: int, q_rng: Interval) -
         holds = b == 0 if op == "==" else b != 0 if op == "!=" else b >= 0
         piece = (qlo, qhi, None) if holds else (1, 0, None)
     elif op == ">=":  # a*q + b >= 0
-        t = -(b // a) if a > 0 else (-b) // (-a)  # ceil(-b/a) for a > 0, floor(-b/a) for a < 0
-        piece = (max(qlo, t), qhi, None) if a > 0 else (qlo, min(qhi, t), None)  # type: ignore[type-var]
+        t = -(b // a) if a > 0 else b // (-a)  # q >= ceil(-b/a) for a > 0, q <= floor(-b/a) for a < 0
+        piece = (max(qlo, t), qhi, None) if a > 0 else (qlo, min(qhi, t), None)
+    elif b % a:
+        piece = (1, 0, None) if op == "==" else (qlo, qhi, None)
     else:
-        q0 = -b // a if b % a == 0 else None
-        inside = q0 is not None and qlo <= q0 <= qhi  # type: ignore[operator]
+        q0 = -b // a
+        inside = qlo <= q0 <= qhi
         if op == "==":
             piece = (q0, q0, None) if inside else (1, 0, None)
         else:
@@ -446,20 +448,20 @@ def _agrees(rel: sympy.Basic, r: sympy.Symbol, p: int, k: int, q_rng: Interval, 
     return True
 
 
-def _holes(p: int, kept: dict[int, _Piece], lo: object, hi: object) -> frozenset[int] | None:
+def _holes(p: int, kept: dict[int, _Piece], lo: Endpoint, hi: Endpoint) -> frozenset[int] | None:
     """The values of the kept cases inside ``[lo, hi]`` that their pieces leave out."""
     out: set[int] = set()
     for k, (a, b, hole) in kept.items():
         first, last = _q_range(lo, hi, p, k)
-        gaps = []
+        gaps: list[tuple[Endpoint, Endpoint]] = []
         if a != first:
-            gaps.append((first, a - 1))  # type: ignore[operator]
+            gaps.append((first, a - 1))
         if b != last:
-            gaps.append((b + 1, last))  # type: ignore[operator]
+            gaps.append((b + 1, last))
         for x, y in gaps:
             if isinstance(x, float) or isinstance(y, float) or y - x + 1 + len(out) > MAX_EXCLUDED:
                 return None
-            out |= {p * v + k for v in range(x, y + 1)}
+            out |= {p * v + k for v in range(int(x), int(y) + 1)}
         if hole is not None:
             out.add(p * hole + k)
     return frozenset(out) if len(out) <= MAX_EXCLUDED else None

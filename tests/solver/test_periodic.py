@@ -291,6 +291,7 @@ SHAPES = [
     (sympy.Ne(C, FloorDiv(C + 1, 2) + 1), (2, 64), ((2, 64), (1, 0), {2, 3})),       # chunk: the other half
     (sympy.Ge(FloorDiv(C - 1, 4), 1), (2, None), ((5, float("inf")), (1, 0), set())),
     (sympy.Eq(FloorDiv(C, 4), 3), (0, 64), ((12, 15), (1, 0), set())),
+    (sympy.Ge(3 - FloorDiv(C, 2), 0), (0, 64), ((0, 7), (1, 0), set())),
     (sympy.Eq(FloorDiv(C, 4) + sympy.Mod(C, 2), 3), (0, 64), ((9, 14), (1, 0), {10, 13})),
 ]
 

@@ -26,7 +26,7 @@ import sympy
 from shapes.errors import UnsupportedExpressionError
 from shapes.expr import FloorDiv, canonical, check_supported, evaluate, int_symbol
 from shapes.relation import BOOL_TYPES, RELATION_TYPES, as_difference, is_relation, negate
-from solver import codec, enumeration, stages
+from solver import codec, enumeration, periodic, stages
 from solver.fixes import Fixes, synthesize
 from solver.congruence import solve_linear
 from solver.errors import (
@@ -46,6 +46,7 @@ __all__ = ["Solver", "SymbolInfo", "GuardRecord", "Violation", "DEFAULT_ENUM_LIM
 DEFAULT_ENUM_LIMIT = 20_000
 _SETTLED = Reason("guard", None, None, "settled by the facts")
 DECLARED = "declared range"  # Reason.op of the facts that Solver.symbol records
+_RELATION_OF = {"==": sympy.Eq, "!=": sympy.Ne, ">=": sympy.Ge}
 _FAST_OPS = {sympy.Eq: "==", sympy.Ne: "!=", sympy.Ge: ">=", sympy.Gt: ">", sympy.Le: "<=", sympy.Lt: "<"}
 
 
@@ -276,9 +277,8 @@ class Solver:
         lin = stages.linear_terms(d)
         if lin is not None:
             return self._absorb_linear(op, *lin)
-        if op == "==":
-            return self._absorb_mod(d)
-        return False
+        absorbed = self._absorb_mod(d) if op == "==" else False
+        return self._absorb_periodic(op, d) if absorbed is False else absorbed
 
     def _absorb_linear(self, op: str, coeffs: dict[sympy.Symbol, int], const: int) -> bool | None:
         uf = self._uf
@@ -320,6 +320,30 @@ class Solver:
         if c is None:
             return None
         return True if self._uf.congruent(r, c) else None
+
+    def _absorb_periodic(self, op: str, d: sympy.Expr) -> bool | None:
+        """A periodic relation (see :mod:`solver.periodic`) that is equivalent, under the
+        class data, to congruences of its classes is absorbed as those congruences."""
+        rel = _RELATION_OF[op](d, 0, evaluate=False)
+        found = periodic.analyze(rel, self._class_of)
+        if found is None or (found.congruences is None and not found.never):
+            return self._absorb_shape(periodic.class_shape(rel, self._class_of))
+        if found.congruences is None:
+            return None  # false on every value the classes admit
+        return True if all(self._uf.congruent(r, c) for r, c in found.congruences) else None
+
+    def _absorb_shape(self, shape: periodic.ClassShape | None) -> bool | None:
+        """A one-class relation equivalent to a range, a congruence and holes (see
+        :func:`solver.periodic.class_shape`) is absorbed as those."""
+        if shape is None:
+            return False
+        uf, r = self._uf, shape.root
+        ok = uf.restrict(r, shape.range) and uf.congruent(r, shape.cong)
+        return True if ok and all(uf.exclude(r, v) for v in sorted(shape.excluded)) else None
+
+    def _class_of(self, root: sympy.Symbol) -> tuple[Interval, tuple[int, int]]:
+        data = self._uf.data(root)
+        return data.range, data.cong
 
     def _order(self, sym: sympy.Symbol) -> int:
         return self._symbols[sym].order

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import sympy
 
 from shapes.errors import UnsupportedExpressionError
-from shapes.expr import FloorDiv, canonical, check_supported, evaluate, int_symbol
+from shapes.expr import FloorDiv, canonical, canonical_name, check_supported, evaluate, int_symbol
 from shapes.relation import BOOL_TYPES, RELATION_TYPES, as_difference, is_relation, negate
 from solver import codec, enumeration, stages
 from solver.fixes import Fixes, synthesize
@@ -117,8 +117,9 @@ class Solver:
         """Declare an integer symbol with range ``[lo, hi]`` (None: unbounded) and return it."""
         if not isinstance(name, str) or not name:
             raise SolverError(f"symbol name must be a non-empty string, got {name!r}")
+        name, spelled = canonical_name(name), name  # NFKC, as the parser reads identifiers
         if name in self._by_name:
-            raise SolverError(f"symbol {name!r} is already declared")
+            raise SolverError(f"symbol {name!r} is already declared" + (f" ({spelled!r} is {name!r} in NFKC form)" if spelled != name else ""))
         for label, v in (("lo", lo), ("hi", hi), ("hint", hint)):
             if v is not None and (isinstance(v, bool) or not isinstance(v, int)):
                 raise SolverError(f"symbol {name!r}: {label} must be an int or None, got {v!r}")

@@ -42,7 +42,8 @@ MAX_INT_BITS = 64
 """Integer literals and folded constants must have magnitude at most ``2**MAX_INT_BITS``
 (beyond any tensor size: torch sizes are below ``2**63``)."""
 MAX_EXPONENT = 64
-"""Largest accepted exponent of ``**`` on a non-constant base (constants: up to 2**200)."""
+"""Largest accepted exponent of one ``**`` on a non-constant base (constants: up to
+``MAX_INT_BITS``); the total degree is limited by :mod:`shapes.budget`."""
 
 _RELATIONS: dict[str, type] = {"Eq": sympy.Eq, "Ne": sympy.Ne, "Lt": sympy.Lt, "Le": sympy.Le,
                                "Gt": sympy.Gt, "Ge": sympy.Ge}
@@ -320,7 +321,8 @@ class _Parser:
             limit = MAX_INT_BITS if a.is_Number else MAX_EXPONENT
             if not (b.is_Integer and 0 <= int(b) <= limit):
                 raise self.error(f"exponent {self.segment(node.right)!r} must be an integer "
-                                 f"constant in [0, {limit}]", node.right)
+                                 f"constant in [0, {limit}]", node.right,
+                                 kind=BudgetError if b.is_Integer and int(b) > limit else ParseError)
             if a.is_Number and int(b) * max(1, abs(sympy.Rational(a).p).bit_length()) > \
                     2 * MAX_INT_BITS:
                 raise self.error(f"constant power exceeds 2**{MAX_INT_BITS}", node, kind=BudgetError)

@@ -46,7 +46,7 @@ class Size:
 class Budget:
     """Limits on :class:`Size`; see ``docs/protocol.md`` (*Budgets*)."""
 
-    max_degree: int = 16
+    max_degree: int = 8
     max_terms: int = 2_000
 
 

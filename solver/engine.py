@@ -645,7 +645,7 @@ class Solver:
         exact = lin is not None and all(r not in self._dirty_roots() for r in lin[0]) and len(lin[0]) <= 1
         if not exact:
             lo, hi = self._optimized(expr, lo, hi)
-        return (None if math.isinf(lo) else int(lo), None if math.isinf(hi) else int(hi))
+        return (None if isinstance(lo, float) else int(lo), None if isinstance(hi, float) else int(hi))
 
     def _optimized(self, expr: sympy.Basic, lo: Endpoint, hi: Endpoint) -> tuple[Endpoint, Endpoint]:
         facts = [f.rel for f in self._facts]

@@ -240,14 +240,14 @@ def test_lone_surrogates_are_parse_errors_with_a_column(text: str) -> None:
 
 
 BUDGET_BAD = [
-    ("(a ** 64) ** 64 >= 1", "total degree 4096 exceeds the limit of 16"),
+    ("(a ** 64) ** 64 >= 1", "total degree 4096 exceeds the limit of 8"),
     ("((a ** 64) ** 64) ** 64 >= 1", "total degree"),
-    ("a ** 17", "total degree 17"),
-    ("(a * b * c) ** 6", "total degree 18"),
+    ("a ** 9", "total degree 9"),
+    ("(a * b * c) ** 3", "total degree 9"),
     ("Mod(a ** 9 * b ** 9, 4) == 0", "total degree 18"),
     ("max(a ** 20, 1)", "total degree 20"),
-    ("(a + b + c + s0 + s1 + 1) ** 16 >= 1", "terms, more than the limit of 2000"),
-    ("(a + b + 1) ** 8 * (a + c + 1) ** 8 >= 1", "terms, more than the limit"),
+    ("(a + b + c + s0 + s1 + s77 + 1) ** 8 >= 1", "terms, more than the limit of 2000"),
+    ("(a + b + c + s0 + s1 + 1) ** 4 * (a + b + c + s0 + 1) ** 4 >= 1", "terms, more than the limit"),
 ]
 
 
@@ -258,6 +258,6 @@ def test_budget_refuses_expensive_expressions(text: str, fragment: str) -> None:
 
 
 def test_budget_admits_shapes_arithmetic() -> None:
-    assert parse_expr("a ** 16 >= 0", SYMS) == sympy.Ge(a**16, 0)
+    assert parse_expr("a ** 8 >= 1", SYMS) == sympy.Ge(a**8, 1)
     assert parse_expr("a * b * c * s0 * s1 * s77 <= 2 ** 63", SYMS) is not None
     assert parse_expr("(a + b + 1) ** 4 >= 0", SYMS) is not None

@@ -41,6 +41,8 @@ class Limits:
 
     ``time_limit`` is in seconds per request (``None``: no limit); it is enforced with a
     ``SIGALRM`` timer, so only when requests run on the main thread of a POSIX process.
+    ``rebuild_time_limit`` bounds the replay of a session's record after an interrupted
+    request (past it, the session's solver is reset to an empty one).
     """
 
     max_symbols: int = 10_000
@@ -49,6 +51,7 @@ class Limits:
     max_int_bits: int = 64
     max_request_chars: int = 64 * 2**20
     time_limit: float | None = 8.0
+    rebuild_time_limit: float | None = 60.0
 
 
 DEFAULT_LIMITS = Limits()

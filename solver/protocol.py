@@ -206,7 +206,7 @@ class Session:
         """Rebuild the solver from its record after an interrupted request."""
         record = codec.capture(self.solver)
         try:
-            with time_limit(self.limits.time_limit, "rebuilding the solver"):
+            with time_limit(self.limits.rebuild_time_limit, "rebuilding the solver"):
                 self.solver = codec.restore(record, Solver(**self.options))
         except Exception:  # noqa: BLE001 - whatever went wrong, never keep a damaged solver
             self.solver = Solver(**self.options)

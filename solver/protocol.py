@@ -197,6 +197,9 @@ class Session:
             return _error(rid, TimeLimitError(f"{exc}; {self._recover()}"))
         except (SolverError, ShapesError) as exc:
             return _error(rid, exc)
+        except ZeroDivisionError as exc:  # a symbolic divisor that is 0 for admissible values
+            return _error(rid, ProtocolError(f"division by zero: a divisor in the request can be 0 "
+                                             f"for admissible values ({exc}); {self._recover()}"))
         except Exception as exc:  # noqa: BLE001 - a server reports its bugs and keeps going
             return _error(rid, SolverError(f"{type(exc).__name__}: {exc}; {self._recover()}"),
                           "InternalError")
@@ -204,9 +207,9 @@ class Session:
 
     def _recover(self) -> str:
         """Rebuild the solver from its record after an interrupted request."""
-        record = codec.capture(self.solver)
         try:
             with time_limit(self.limits.rebuild_time_limit, "rebuilding the solver"):
+                record = codec.capture(self.solver)
                 self.solver = codec.restore(record, Solver(**self.options))
         except Exception:  # noqa: BLE001 - whatever went wrong, never keep a damaged solver
             self.solver = Solver(**self.options)

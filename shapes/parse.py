@@ -109,15 +109,13 @@ def parse_expr(text: str, symbols: Mapping[str, sympy.Symbol] | None = None, *,
     except (RecursionError, MemoryError):
         raise ParseError(f"expression too deeply nested or too long to parse safely: "
                          f"{_clip(src, 0)!r}") from None
-    value = _Parser(src, _canonical_names(symbols or {}), allow_new_symbols).value(tree.body, 0)
+    value = _Parser(src, symbols or {}, allow_new_symbols).value(tree.body, 0)
     check(value, budget)
     return value
 
 
 def _canonical_names(symbols: Mapping[str, sympy.Basic]) -> Mapping[str, sympy.Basic]:
     """The symbol table keyed by canonical (NFKC) names, as Python reads identifiers."""
-    if all(k.isascii() for k in symbols):
-        return symbols
     table: dict[str, sympy.Basic] = {}
     spelled: dict[str, str] = {}
     for name, sym in symbols.items():
@@ -182,6 +180,7 @@ class _Parser:
         self.src = src
         self.lines = src.split("\n")
         self.symbols = symbols
+        self.canonical = False  # whether the keys of ``symbols`` were put in NFKC form
         self.allow_new = allow_new
 
     # -- positions and errors -------------------------------------------------------------
@@ -256,6 +255,10 @@ class _Parser:
         name = node.id
         if name in self.symbols:
             return self.symbols[name]
+        if not self.canonical:  # a key spelled in another form: look again by NFKC (rare)
+            self.symbols, self.canonical = _canonical_names(self.symbols), True
+            if name in self.symbols:
+                return self.symbols[name]
         if name in _FUNCTIONS:
             raise self.error(f"'{name}' is a function; call it as {name}(...)", node)
         if self.allow_new:

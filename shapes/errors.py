@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-__all__ = ["ShapesError", "UnsupportedExpressionError", "ParseError", "SpecError"]
+__all__ = ["ShapesError", "UnsupportedExpressionError", "ParseError", "BudgetError", "SpecError"]
 
 
 class ShapesError(Exception):
@@ -18,6 +18,11 @@ class ParseError(ShapesError, ValueError):
 
     The message shows what parsed and what remains, so the user can find the typo.
     """
+
+
+class BudgetError(ParseError):
+    """An expression exceeds a documented work budget (total degree, expanded size, integer
+    magnitude): refused before any work is spent on it."""
 
 
 class SpecError(ShapesError, ValueError):

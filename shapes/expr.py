@@ -20,6 +20,7 @@ FloorDiv(b, 4)
 from __future__ import annotations
 
 import math
+import unicodedata
 from fractions import Fraction
 from collections.abc import Mapping
 from typing import Any
@@ -30,12 +31,17 @@ from shapes.errors import UnsupportedExpressionError
 
 __all__ = [
     "FloorDiv",
+    "canonical_name",
     "int_symbol",
     "canonical",
     "evaluate",
     "check_supported",
     "symbols_of",
 ]
+
+
+_RELATIONS = (sympy.Eq, sympy.Ne, sympy.Lt, sympy.Le, sympy.Gt, sympy.Ge)
+_BOOL_OPS = (sympy.And, sympy.Or, sympy.Not)
 
 
 class FloorDiv(sympy.Function):
@@ -81,13 +87,30 @@ def _split_multiple(a: sympy.Expr, k: int) -> sympy.Expr | None:
     return sympy.expand(rest / k) + sympy.Integer(int(const) // k)
 
 
+def canonical_name(name: str) -> str:
+    """The canonical spelling of a symbol name: its NFKC normal form.
+
+    Python reads identifiers in NFKC form (PEP 3131), so the parser sees ``ｎ`` (fullwidth)
+    as ``n``; declaring, parsing and JSON use this one form too, so two spellings of one
+    identifier are one name.
+
+    >>> canonical_name("ｎ"), canonical_name("ﬁx"), canonical_name("s0")
+    ('n', 'fix', 's0')
+    """
+    return unicodedata.normalize("NFKC", name)
+
+
 def int_symbol(name: str) -> sympy.Symbol:
     """An integer-valued sympy symbol, the only kind of symbol the engine accepts.
 
+    The name is taken in its canonical form (:func:`canonical_name`).
+
     >>> int_symbol("s0").is_integer
     True
+    >>> int_symbol("ｎ") == int_symbol("n")
+    True
     """
-    return sympy.Symbol(name, integer=True)
+    return sympy.Symbol(canonical_name(name), integer=True)
 
 
 def _floor_to_floordiv(arg: sympy.Expr) -> sympy.Expr:
@@ -105,20 +128,47 @@ def _floor_to_floordiv(arg: sympy.Expr) -> sympy.Expr:
 def canonical(expr: sympy.Basic) -> sympy.Basic:
     """Rewrite an expression or relation into the engine's canonical spelling.
 
-    ``floor(a / k)`` becomes ``FloorDiv(a, k)``; everything else is left to sympy's
-    own normal form (sorted sums and products, folded constants).
+    ``floor(a / k)`` becomes ``FloorDiv(a, k)``; ``Eq``/``Ne`` between two conditions
+    (logical equivalence and exclusive or) become ``And``/``Or``; everything else is left to
+    sympy's own normal form (sorted sums and products, folded constants).
 
     >>> n = int_symbol("n")
     >>> canonical(sympy.Eq(sympy.floor((n + 1) / 2), 3))
     Eq(FloorDiv(n + 1, 2), 3)
+    >>> canonical(sympy.Eq(n >= 1, n >= 2))
+    ((n >= 1) & (n >= 2)) | ((n < 1) & (n < 2))
     """
+    if _has_condition_equality(expr):
+        expr = _condition_equalities_as_logic(expr)
     if not expr.has(sympy.floor):
         return expr
     return expr.replace(lambda e: isinstance(e, sympy.floor), lambda e: _floor_to_floordiv(e.args[0]))
 
 
-_RELATIONS = (sympy.Eq, sympy.Ne, sympy.Lt, sympy.Le, sympy.Gt, sympy.Ge)
-_BOOL_OPS = (sympy.And, sympy.Or, sympy.Not)
+def _is_condition_equality(e: sympy.Basic) -> bool:
+    return isinstance(e, (sympy.Eq, sympy.Ne)) and not (
+        isinstance(e.args[0], sympy.Expr) and isinstance(e.args[1], sympy.Expr))
+
+
+def _has_condition_equality(e: sympy.Basic) -> bool:
+    """Whether an ``Eq``/``Ne`` between conditions occurs (only in the boolean skeleton)."""
+    if isinstance(e, (sympy.Eq, sympy.Ne)):
+        return _is_condition_equality(e)
+    if isinstance(e, _BOOL_OPS):
+        return any(_has_condition_equality(a) for a in e.args)
+    return False
+
+
+def _condition_equalities_as_logic(e: sympy.Basic) -> sympy.Basic:
+    if _is_condition_equality(e):
+        a, b = (_condition_equalities_as_logic(x) for x in e.args)
+        if isinstance(e, sympy.Eq):
+            return sympy.Or(sympy.And(a, b), sympy.And(sympy.Not(a), sympy.Not(b)))
+        return sympy.Or(sympy.And(a, sympy.Not(b)), sympy.And(sympy.Not(a), b))
+    if isinstance(e, _BOOL_OPS):
+        return type(e)(*(_condition_equalities_as_logic(a) for a in e.args))
+    return e
+
 
 
 def check_supported(expr: sympy.Basic, *, what: str = "expression") -> None:
@@ -149,7 +199,9 @@ def _node_supported(node: sympy.Basic) -> bool:
     if isinstance(node, sympy.Pow):
         exp = node.exp
         return bool(exp.is_Integer and int(exp) >= 0)
-    if isinstance(node, _RELATIONS + _BOOL_OPS):
+    if isinstance(node, _RELATIONS):  # integer operands (canonical() rewrites Eq of conditions)
+        return all(isinstance(a, sympy.Expr) for a in node.args)
+    if isinstance(node, _BOOL_OPS):
         return True
     return node in (sympy.true, sympy.false)
 

@@ -28,19 +28,22 @@ from collections.abc import Callable, Mapping, Sequence
 import sympy
 from sympy.logic.boolalg import Boolean
 
-from shapes.errors import ParseError, UnsupportedExpressionError
-from shapes.expr import FloorDiv, canonical, int_symbol
+from shapes.budget import DEFAULT_BUDGET, Budget, check
+from shapes.errors import BudgetError, ParseError, UnsupportedExpressionError
+from shapes.expr import FloorDiv, canonical, canonical_name, int_symbol
 
-__all__ = ["parse_expr", "MAX_TEXT_LENGTH", "MAX_DEPTH", "MAX_INT_BITS", "MAX_EXPONENT"]
+__all__ = ["parse_expr", "MAX_TEXT_LENGTH", "MAX_DEPTH", "MAX_INT_BITS", "MAX_EXPONENT", "Budget"]
 
 MAX_TEXT_LENGTH = 100_000
 """Longest accepted text, in characters."""
 MAX_DEPTH = 100
 """Deepest accepted nesting of sub-expressions (left-deep ``a + b + c`` chains are flat)."""
-MAX_INT_BITS = 200
-"""Integer literals and folded constants must have magnitude at most ``2**MAX_INT_BITS``."""
+MAX_INT_BITS = 64
+"""Integer literals and folded constants must have magnitude at most ``2**MAX_INT_BITS``
+(beyond any tensor size: torch sizes are below ``2**63``)."""
 MAX_EXPONENT = 64
-"""Largest accepted exponent of ``**`` on a non-constant base (constants: up to 2**200)."""
+"""Largest accepted exponent of one ``**`` on a non-constant base (constants: up to
+``MAX_INT_BITS``); the total degree is limited by :mod:`shapes.budget`."""
 
 _RELATIONS: dict[str, type] = {"Eq": sympy.Eq, "Ne": sympy.Ne, "Lt": sympy.Lt, "Le": sympy.Le,
                                "Gt": sympy.Gt, "Ge": sympy.Ge}
@@ -51,7 +54,7 @@ _FUNCTIONS = frozenset([*_RELATIONS, "And", "Or", "Not", "Mod", "FloorDiv", "Min
 
 
 def parse_expr(text: str, symbols: Mapping[str, sympy.Symbol] | None = None, *,
-               allow_new_symbols: bool = False) -> sympy.Basic:
+               allow_new_symbols: bool = False, budget: Budget = DEFAULT_BUDGET) -> sympy.Basic:
     """Parse an expression or relation of the symbolic-dim language.
 
     Parameters
@@ -64,11 +67,18 @@ def parse_expr(text: str, symbols: Mapping[str, sympy.Symbol] | None = None, *,
     allow_new_symbols
         Create integer symbols (:func:`shapes.int_symbol`) for undeclared names instead
         of raising.
+    budget
+        Largest total degree and expanded size accepted (:mod:`shapes.budget`).
+
+    Names are read in their canonical (NFKC) form, as Python reads identifiers, and so are
+    the keys of ``symbols``.
 
     Raises
     ------
     ParseError
-        With the offending fragment, its column and a caret line under the text.
+        With the offending fragment, its column and a caret line under the text;
+        :class:`~shapes.errors.BudgetError` (a ParseError) past ``budget`` or past
+        :data:`MAX_INT_BITS`.
 
     >>> n = int_symbol("n")
     >>> parse_expr("max(n, 2) * 2 - n % 3", {"n": n})
@@ -88,6 +98,10 @@ def parse_expr(text: str, symbols: Mapping[str, sympy.Symbol] | None = None, *,
     src = text.strip()
     if not src:
         raise ParseError("empty expression: expected an expression or relation")
+    bad = next((i for i, ch in enumerate(src) if "\ud800" <= ch <= "\udfff"), None)
+    if bad is not None:  # not encodable: ast.parse would raise UnicodeEncodeError
+        shown = "".join("\ufffd" if "\ud800" <= ch <= "\udfff" else ch for ch in src)
+        raise _located(f"lone surrogate {src[bad]!r} (not a Unicode character)", shown, bad, bad + 1)
     try:
         tree = ast.parse(src, mode="eval")
     except SyntaxError as exc:
@@ -95,7 +109,23 @@ def parse_expr(text: str, symbols: Mapping[str, sympy.Symbol] | None = None, *,
     except (RecursionError, MemoryError):
         raise ParseError(f"expression too deeply nested or too long to parse safely: "
                          f"{_clip(src, 0)!r}") from None
-    return _Parser(src, symbols or {}, allow_new_symbols).value(tree.body, 0)
+    value = _Parser(src, symbols or {}, allow_new_symbols).value(tree.body, 0)
+    check(value, budget)
+    return value
+
+
+def _canonical_names(symbols: Mapping[str, sympy.Basic]) -> Mapping[str, sympy.Basic]:
+    """The symbol table keyed by canonical (NFKC) names, as Python reads identifiers."""
+    table: dict[str, sympy.Basic] = {}
+    spelled: dict[str, str] = {}
+    for name, sym in symbols.items():
+        key = canonical_name(name)
+        if table.get(key, sym) != sym:
+            raise ParseError(f"symbol names {spelled[key]!r} and {name!r} are one identifier "
+                             f"{key!r} in NFKC form (as Python reads names) but stand for "
+                             "different symbols")
+        table[key], spelled[key] = sym, name
+    return table
 
 
 def _clip(src: str, at: int, width: int = 60) -> str:
@@ -105,7 +135,8 @@ def _clip(src: str, at: int, width: int = 60) -> str:
     return ("..." if lo else "") + src[lo:lo + width] + ("..." if lo + width < len(src) else "")
 
 
-def _located(msg: str, src: str, start: int, end: int, note: str = "") -> ParseError:
+def _located(msg: str, src: str, start: int, end: int, note: str = "",
+             kind: type[ParseError] = ParseError) -> ParseError:
     """A ParseError quoting the text, with the column and a caret line under the fragment."""
     line_no = src.count("\n", 0, start) + 1
     line_start = src.rfind("\n", 0, start) + 1
@@ -119,7 +150,7 @@ def _located(msg: str, src: str, start: int, end: int, note: str = "") -> ParseE
     if len(line) > 60:  # clip long lines around the fragment
         lo = max(0, col - 30)
         shown, col = line[lo:lo + 60], col - lo
-    return ParseError(f'{msg} at {where} in "{_clip(src, start)}"{note}\n    {shown}\n    '
+    return kind(f'{msg} at {where} in "{_clip(src, start)}"{note}\n    {shown}\n    '
                       f'{" " * col}{"^" * max(1, min(end - start, len(shown) - col))}')
 
 
@@ -149,6 +180,7 @@ class _Parser:
         self.src = src
         self.lines = src.split("\n")
         self.symbols = symbols
+        self.canonical = False  # whether the keys of ``symbols`` were put in NFKC form
         self.allow_new = allow_new
 
     # -- positions and errors -------------------------------------------------------------
@@ -157,12 +189,13 @@ class _Parser:
         col = len(line.encode("utf-8")[:col_bytes].decode("utf-8", errors="ignore"))
         return sum(len(l) + 1 for l in self.lines[:lineno - 1]) + col
 
-    def error(self, msg: str, node: ast.AST, note: str = "") -> ParseError:
+    def error(self, msg: str, node: ast.AST, note: str = "",
+              kind: type[ParseError] = ParseError) -> ParseError:
         start = self._index(node.lineno, node.col_offset)  # type: ignore[attr-defined]
         end_line = getattr(node, "end_lineno", None) or node.lineno  # type: ignore[attr-defined]
         end_col = getattr(node, "end_col_offset", None)
         end = self._index(end_line, end_col) if end_col is not None else start + 1
-        return _located(msg, self.src, start, end, note)
+        return _located(msg, self.src, start, end, note, kind)
 
     def segment(self, node: ast.AST) -> str:
         return ast.get_source_segment(self.src, node) or type(node).__name__
@@ -199,7 +232,8 @@ class _Parser:
         elif isinstance(v, sympy.Mul):
             c = v.as_coeff_Mul()[0]
         if isinstance(c, sympy.Rational) and max(abs(int(c.p)), int(c.q)) > 2 ** MAX_INT_BITS:
-            raise self.error(f"constant in {self.segment(node)!r} exceeds 2**{MAX_INT_BITS}", node)
+            raise self.error(f"constant in {self.segment(node)!r} exceeds 2**{MAX_INT_BITS}", node,
+                             kind=BudgetError)
         return v
 
     # -- node handlers (named after ast node types) ---------------------------------------
@@ -209,7 +243,8 @@ class _Parser:
             return sympy.true if v else sympy.false
         if isinstance(v, int):
             if abs(v) > 2 ** MAX_INT_BITS:
-                raise self.error(f"integer literal larger than 2**{MAX_INT_BITS}", node)
+                raise self.error(f"integer literal larger than 2**{MAX_INT_BITS}", node,
+                                 kind=BudgetError)
             return sympy.Integer(v)
         kind = {float: "float", complex: "complex", str: "string", bytes: "bytes"}.get(
             type(v), repr(v))
@@ -220,6 +255,10 @@ class _Parser:
         name = node.id
         if name in self.symbols:
             return self.symbols[name]
+        if not self.canonical:  # a key spelled in another form: look again by NFKC (rare)
+            self.symbols, self.canonical = _canonical_names(self.symbols), True
+            if name in self.symbols:
+                return self.symbols[name]
         if name in _FUNCTIONS:
             raise self.error(f"'{name}' is a function; call it as {name}(...)", node)
         if self.allow_new:
@@ -285,10 +324,11 @@ class _Parser:
             limit = MAX_INT_BITS if a.is_Number else MAX_EXPONENT
             if not (b.is_Integer and 0 <= int(b) <= limit):
                 raise self.error(f"exponent {self.segment(node.right)!r} must be an integer "
-                                 f"constant in [0, {limit}]", node.right)
+                                 f"constant in [0, {limit}]", node.right,
+                                 kind=BudgetError if b.is_Integer and int(b) > limit else ParseError)
             if a.is_Number and int(b) * max(1, abs(sympy.Rational(a).p).bit_length()) > \
                     2 * MAX_INT_BITS:
-                raise self.error(f"constant power exceeds 2**{MAX_INT_BITS}", node)
+                raise self.error(f"constant power exceeds 2**{MAX_INT_BITS}", node, kind=BudgetError)
             return a ** b
         if b == 0:
             raise self.error(f"division by zero in {self.segment(node)!r}", node)

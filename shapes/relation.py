@@ -8,6 +8,10 @@ n < 2
 ('>=', n - 3)
 >>> as_difference(sympy.Eq(2 * n, 6))
 ('==', n - 3)
+>>> as_difference(sympy.Eq(n >= 1, n >= 2))
+Traceback (most recent call last):
+...
+shapes.errors.UnsupportedExpressionError: Eq(n >= 1, n >= 2) compares conditions, ...
 """
 
 from __future__ import annotations
@@ -69,6 +73,9 @@ def as_difference(rel: sympy.Basic) -> tuple[str, sympy.Expr]:
     if not isinstance(rel, RELATION_TYPES):
         raise UnsupportedExpressionError(f"{rel!r} is not a comparison")
     lhs, rhs = rel.args
+    if not (isinstance(lhs, sympy.Expr) and isinstance(rhs, sympy.Expr)):
+        raise UnsupportedExpressionError(f"{rel!r} compares conditions, not integers "
+                                         "(shapes.canonical spells Eq/Ne of conditions with And/Or)")
     if isinstance(rel, (sympy.Lt, sympy.Le)):
         lhs, rhs = rhs, lhs
     d = sympy.expand(lhs - rhs) if not (lhs - rhs).is_Atom else lhs - rhs

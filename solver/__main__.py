@@ -1,11 +1,15 @@
 """Command line: ``python -m solver replay problem.json`` and ``python -m solver serve``.
 
 ``replay`` prints the answers of a saved problem as JSON (exit 0), or one line on stderr and
-exit 2 when the file is missing or malformed. ``serve`` answers JSON-lines requests from stdin
-on stdout, one response per line (see ``docs/protocol.md``).
+exit 2 when the file is missing, malformed or beyond a budget (exit 3, one line, for a bug:
+never a traceback). ``serve`` answers JSON-lines requests from stdin on stdout, one response
+per line (see ``docs/protocol.md``). Both run within :class:`solver.limits.Limits`, set by
+the flags below, and every Z3 query of the process is bounded by the time limit too.
 
 >>> build_parser().parse_args(["replay", "p.json"]).command
 'replay'
+>>> _limits(build_parser().parse_args(["serve", "--max-symbols", "50"]), 8.0).max_symbols
+50
 """
 
 from __future__ import annotations
@@ -15,14 +19,18 @@ import json
 import sys
 from collections.abc import Sequence
 
+from shapes.errors import ShapesError
 from solver.codec import load_json
-from solver.errors import SolverError
+from solver.errors import LimitError, SolverError
+from solver.limits import DEFAULT_LIMITS, Limits, bound_z3_queries, time_limit
 from solver.protocol import replay, serve
 
 __all__ = ["build_parser", "main"]
 
 EXIT_OK = 0
 EXIT_BAD_INPUT = 2
+EXIT_INTERNAL = 3
+REPLAY_TIME_LIMIT = 60.0
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -36,10 +44,41 @@ def build_parser() -> argparse.ArgumentParser:
                          description="Replay a symshape.problem JSON file and print the answers.")
     rep.add_argument("problem", help="path of the problem JSON file ('-' for stdin)")
     rep.add_argument("--indent", type=int, default=2, help="JSON indent of the output (default 2)")
-    sub.add_parser("serve", help="answer JSON-lines requests on stdin, one response per line",
-                   description="Read one JSON request per line on stdin; write one JSON "
-                               "response per line on stdout. Errors are responses too.")
+    _add_limit_flags(rep, REPLAY_TIME_LIMIT, "the whole replay")
+    srv = sub.add_parser("serve", help="answer JSON-lines requests on stdin, one response per line",
+                         description="Read one JSON request per line on stdin; write one JSON "
+                                     "response per line on stdout. Errors are responses too.")
+    _add_limit_flags(srv, DEFAULT_LIMITS.time_limit, "each request")
     return parser
+
+
+def _add_limit_flags(parser: argparse.ArgumentParser, time_default: float | None, what: str) -> None:
+    d = DEFAULT_LIMITS
+    parser.add_argument("--time-limit", type=_seconds, default=time_default, metavar="SECONDS",
+                        help=f"wall-clock limit for {what}; 0 for none (default {time_default:g})")
+    for flag, default in (("--max-symbols", d.max_symbols), ("--max-facts", d.max_facts),
+                          ("--max-guards", d.max_guards)):
+        parser.add_argument(flag, type=_positive, default=default, metavar="N",
+                            help=f"per problem (default {default})")
+
+
+def _seconds(text: str) -> float | None:
+    value = float(text)
+    if not value >= 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"expected seconds >= 0, got {text!r}")
+    return value or None
+
+
+def _positive(text: str) -> int:
+    value = int(text)
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"expected a positive int, got {text!r}")
+    return value
+
+
+def _limits(args: argparse.Namespace, time_limit: float | None) -> Limits:
+    return Limits(max_symbols=args.max_symbols, max_facts=args.max_facts,
+                  max_guards=args.max_guards, time_limit=time_limit)
 
 
 def _read(path: str) -> str:
@@ -49,29 +88,38 @@ def _read(path: str) -> str:
         return fh.read()
 
 
-def _replay(path: str, indent: int) -> int:
+def _replay(path: str, indent: int, limits: Limits) -> int:
     try:
-        answers = replay(load_json(_read(path), "problem"))
+        with time_limit(limits.time_limit, "the replay"):
+            text = _read(path)
+            if len(text) > limits.max_request_chars:
+                raise LimitError(f"problem: {len(text)} characters exceed the limit of "
+                                 f"{limits.max_request_chars}")
+            answers = replay(load_json(text, "problem"), limits=limits)
     except (OSError, UnicodeDecodeError) as exc:
         return _fail(f"{path}: cannot read: {getattr(exc, 'strerror', None) or exc}")
-    except SolverError as exc:
+    except (SolverError, ShapesError) as exc:
         return _fail(f"{path}: {exc}")
+    except Exception as exc:  # noqa: BLE001 - a bug: one line, never a traceback
+        return _fail(f"{path}: internal error: {type(exc).__name__}: {exc}", EXIT_INTERNAL)
     print(json.dumps(answers, indent=indent))
     return EXIT_OK
 
 
-def _fail(message: str) -> int:
+def _fail(message: str, status: int = EXIT_BAD_INPUT) -> int:
     first = message.splitlines()[0] if message else "error"
     print(f"error: {first}", file=sys.stderr)
-    return EXIT_BAD_INPUT
+    return status
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status."""
     args = build_parser().parse_args(argv)
+    limits = _limits(args, args.time_limit)
+    bound_z3_queries(limits.time_limit)
     if args.command == "replay":
-        return _replay(args.problem, args.indent)
-    serve(sys.stdin, sys.stdout)
+        return _replay(args.problem, args.indent, limits)
+    serve(sys.stdin, sys.stdout, limits=limits)
     return EXIT_OK
 
 

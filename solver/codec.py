@@ -37,12 +37,12 @@ from typing import TYPE_CHECKING, Any
 
 import sympy
 
-from shapes.errors import ShapesError
-from shapes.expr import canonical, check_supported, int_symbol
+from shapes.errors import BudgetError, ShapesError
+from shapes.expr import canonical, canonical_name, check_supported, int_symbol
 from shapes.parse import parse_expr
 from shapes.printing import to_text
 from shapes.relation import is_relation, negate
-from solver.errors import ProtocolError, SolverError
+from solver.errors import LimitError, ProtocolError, SolverError
 from solver.truth import REASON_KINDS, Fact, Reason, Truth
 
 if TYPE_CHECKING:
@@ -246,11 +246,13 @@ def reason_from_dict(obj: object, path: str = "reason") -> Reason:
 
 
 def _symbol_name(value: object, path: str) -> str:
+    """A Python identifier, in its canonical (NFKC) form: ``"ｎ"`` is read as ``"n"``."""
     if not isinstance(value, str) or not value:
         raise _fail(path, f"expected a non-empty string, got {describe_json(value)}")
-    if not value.isidentifier() or keyword.iskeyword(value):
+    name = canonical_name(value)
+    if not name.isidentifier() or keyword.iskeyword(name):
         raise _fail(path, f"symbol name {describe_json(value)} is not a Python identifier")
-    return value
+    return name
 
 
 def _join(path: str, key: str) -> str:
@@ -328,6 +330,8 @@ def _parse(text: object, symbols: Mapping[str, sympy.Symbol], path: str) -> symp
     try:
         value = parse_expr(text, symbols)
         check_supported(canonical(value))
+    except BudgetError as exc:
+        raise LimitError(f"{path}: {exc}") from None
     except (ShapesError, ValueError, TypeError, ArithmeticError, RecursionError) as exc:
         raise _fail(path, str(exc)) from None
     return value
@@ -356,6 +360,8 @@ def _decode_guard(obj: object, path: str, symbols: Mapping[str, sympy.Symbol]) -
     rel = parse_relation(d["rel"], symbols, f"{path}.rel")
     hint = optional_bool(d.get("hint"), f"{path}.hint")
     reason = reason_from_dict(d["reason"], f"{path}.reason") if "reason" in d else Reason.guard(d["rel"])
+    if reason.op == DECLARED:
+        raise _fail(f"{path}.reason.op", f'"{DECLARED}" is reserved for the declared ranges')
     return GuardSpec(rel, hint, reason)
 
 

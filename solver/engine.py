@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import sympy
 
 from shapes.errors import UnsupportedExpressionError
-from shapes.expr import FloorDiv, canonical, check_supported, evaluate, int_symbol
+from shapes.expr import FloorDiv, canonical, canonical_name, check_supported, evaluate, int_symbol
 from shapes.relation import BOOL_TYPES, RELATION_TYPES, as_difference, is_relation, negate
 from solver import codec, enumeration, periodic, stages
 from solver.fixes import Fixes, synthesize
@@ -118,8 +118,9 @@ class Solver:
         """Declare an integer symbol with range ``[lo, hi]`` (None: unbounded) and return it."""
         if not isinstance(name, str) or not name:
             raise SolverError(f"symbol name must be a non-empty string, got {name!r}")
+        name, spelled = canonical_name(name), name  # NFKC, as the parser reads identifiers
         if name in self._by_name:
-            raise SolverError(f"symbol {name!r} is already declared")
+            raise SolverError(f"symbol {name!r} is already declared" + (f" ({spelled!r} is {name!r} in NFKC form)" if spelled != name else ""))
         for label, v in (("lo", lo), ("hi", hi), ("hint", hint)):
             if v is not None and (isinstance(v, bool) or not isinstance(v, int)):
                 raise SolverError(f"symbol {name!r}: {label} must be an int or None, got {v!r}")
@@ -668,7 +669,7 @@ class Solver:
         exact = lin is not None and all(r not in self._dirty_roots() for r in lin[0]) and len(lin[0]) <= 1
         if not exact:
             lo, hi = self._optimized(expr, lo, hi)
-        return (None if math.isinf(lo) else int(lo), None if math.isinf(hi) else int(hi))
+        return (None if isinstance(lo, float) else int(lo), None if isinstance(hi, float) else int(hi))
 
     def _optimized(self, expr: sympy.Basic, lo: Endpoint, hi: Endpoint) -> tuple[Endpoint, Endpoint]:
         facts = [f.rel for f in self._facts]

@@ -54,7 +54,7 @@ def component_values(uf: UnionFind, roots: list[sympy.Symbol], limit: int) -> It
     for r in roots:
         data = uf.data(r)
         lo, hi = data.range
-        if math.isinf(lo) or math.isinf(hi):
+        if isinstance(lo, float) or isinstance(hi, float):  # +-inf (a huge int is not)
             return None
         m, _ = data.cong
         if (int(hi) - int(lo)) // m + 1 > limit:  # never materialize a huge range

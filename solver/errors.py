@@ -8,7 +8,7 @@ if TYPE_CHECKING:
     from solver.truth import Reason
 
 __all__ = ["SolverError", "ContradictionError", "HintMismatchError", "UnknownSymbolError",
-           "ProtocolError", "UndecidedGuardError"]
+           "ProtocolError", "LimitError", "TimeLimitError", "UndecidedGuardError"]
 
 
 class SolverError(Exception):
@@ -50,3 +50,12 @@ class UnknownSymbolError(SolverError, KeyError):
 
 class ProtocolError(SolverError, ValueError):
     """A JSON problem or request is malformed; the message names the field."""
+
+
+class LimitError(ProtocolError):
+    """A request or problem exceeds a documented budget (symbols, facts, guards, integer
+    magnitude, expression degree or size, request length); see ``docs/protocol.md``."""
+
+
+class TimeLimitError(SolverError):
+    """A request (or a replay) ran past its time limit and was interrupted."""

@@ -33,7 +33,8 @@ from shapes.errors import ShapesError
 from shapes.printing import to_text
 from solver import codec
 from solver.engine import Solver, Violation
-from solver.errors import ProtocolError, SolverError
+from solver.errors import LimitError, ProtocolError, SolverError, TimeLimitError
+from solver.limits import DEFAULT_LIMITS, Limits, check_count, check_int, check_problem_data, time_limit
 from solver.truth import Fact, Reason, Truth
 
 __all__ = [
@@ -61,14 +62,16 @@ def problem_from_solver(s: Solver) -> dict[str, Any]:
     return codec.capture(s).to_dict()
 
 
-def solver_from_problem(obj: object, **options: int) -> Solver:
-    """Validate a problem (JSON data) and replay it into a new ``Solver(**options)``.
+def solver_from_problem(obj: object, *, limits: Limits = DEFAULT_LIMITS, **options: int) -> Solver:
+    """Validate a problem (JSON data) within ``limits`` and replay it into a new
+    ``Solver(**options)``. (The time limit is the caller's: see :func:`time_limit`.)
 
     >>> s = solver_from_problem({"format": "symshape.problem", "version": 1,
     ...                          "symbols": [{"name": "n", "lo": 0, "hi": 4}]})
     >>> [i.symbol.name for i in s.symbols]
     ['n']
     """
+    check_problem_data(obj, limits)
     return codec.restore(codec.Problem.from_dict(obj), Solver(**options))
 
 
@@ -90,7 +93,7 @@ def answers_from_solver(s: Solver) -> dict[str, Any]:
     }
 
 
-def replay(obj: object, **options: int) -> dict[str, Any]:
+def replay(obj: object, *, limits: Limits = DEFAULT_LIMITS, **options: int) -> dict[str, Any]:
     """Replay a problem (JSON data) and return its answers.
 
     >>> replay({"format": "symshape.problem", "version": 1,
@@ -98,7 +101,7 @@ def replay(obj: object, **options: int) -> dict[str, Any]:
     ...         "facts": [{"rel": "b == 2 * a"}]})["bounds"]
     {'a': [1, 4], 'b': [2, 8]}
     """
-    return answers_from_solver(solver_from_problem(obj, **options))
+    return answers_from_solver(solver_from_problem(obj, limits=limits, **options))
 
 
 def _guard_answer(rel: sympy.Basic, hint: bool | None, result: bool, decided: Truth) -> dict[str, Any]:
@@ -149,6 +152,11 @@ _REQUEST_FIELDS: Mapping[str, tuple[str, ...]] = {
 class Session:
     """One ``serve`` conversation: a current solver; a request in, a response out.
 
+    Every request runs within the session's :class:`~solver.limits.Limits`. A request that
+    fails changes nothing it had not recorded; one interrupted by the time limit (or by a
+    bug) leaves the solver rebuilt from its record, so the state is always what the
+    ``problem`` op shows and what a replay of it gives.
+
     >>> session = Session()
     >>> session.handle_line('{"id": 1, "op": "symbol", "name": "n", "lo": 2, "hi": 8}')
     {'id': 1, 'symbol': 'n'}
@@ -156,15 +164,21 @@ class Session:
     {'id': 2, 'truth': 'true'}
     >>> session.handle_line('{"id": 3, "op": "decide", "rel": "m >= 1"}')["error"]["type"]
     'ProtocolError'
+    >>> session.handle_line('{"id": 4, "op": "decide", "rel": "(n ** 64) ** 64 >= 1"}')["error"]["type"]
+    'LimitError'
     """
 
-    def __init__(self, **options: int) -> None:
+    def __init__(self, *, limits: Limits = DEFAULT_LIMITS, **options: int) -> None:
         self.options = dict(options)
+        self.limits = limits
         self.solver = Solver(**options)
 
     def handle_line(self, line: str) -> dict[str, Any]:
         """Answer one JSON request line; never raises for bad input."""
         try:
+            if len(line) > self.limits.max_request_chars:
+                raise LimitError(f"request: {len(line)} characters exceed the limit of "
+                                 f"{self.limits.max_request_chars} per line")
             request = codec.load_json(line, "request")
         except ProtocolError as exc:
             return _error(None, exc)
@@ -177,12 +191,30 @@ class Session:
             op = _request_op(request)
             assert isinstance(request, dict)  # _request_op raised ProtocolError otherwise
             _check_fields(request, op)
-            body = getattr(self, f"_op_{op}")(request)
+            with time_limit(self.limits.time_limit):
+                body = getattr(self, f"_op_{op}")(request)
+        except TimeLimitError as exc:
+            return _error(rid, TimeLimitError(f"{exc}; {self._recover()}"))
         except (SolverError, ShapesError) as exc:
             return _error(rid, exc)
+        except ZeroDivisionError as exc:  # a symbolic divisor that is 0 for admissible values
+            return _error(rid, ProtocolError(f"division by zero: a divisor in the request can be 0 "
+                                             f"for admissible values ({exc}); {self._recover()}"))
         except Exception as exc:  # noqa: BLE001 - a server reports its bugs and keeps going
-            return _error(rid, exc, "InternalError")
+            return _error(rid, SolverError(f"{type(exc).__name__}: {exc}; {self._recover()}"),
+                          "InternalError")
         return {"id": rid, **body}
+
+    def _recover(self) -> str:
+        """Rebuild the solver from its record after an interrupted request."""
+        try:
+            with time_limit(self.limits.rebuild_time_limit, "rebuilding the solver"):
+                record = codec.capture(self.solver)
+                self.solver = codec.restore(record, Solver(**self.options))
+        except Exception:  # noqa: BLE001 - whatever went wrong, never keep a damaged solver
+            self.solver = Solver(**self.options)
+            return "the solver could not be rebuilt from its record and is now empty"
+        return "the solver was rebuilt from its record (op \"problem\" shows it)"
 
     # helpers
     def _names(self) -> dict[str, sympy.Symbol]:
@@ -194,7 +226,16 @@ class Session:
         return codec.parse_relation(request["rel"], self._names(), "rel")
 
     def _reason(self, request: Mapping[str, Any], default: Reason) -> Reason:
-        return codec.reason_from_dict(request["reason"]) if "reason" in request else default
+        reason = codec.reason_from_dict(request["reason"]) if "reason" in request else default
+        if reason.op == codec.DECLARED:
+            raise ProtocolError(f'reason.op: "{codec.DECLARED}" is reserved for the ranges of '
+                                'op "symbol"; declare the range there')
+        return reason
+
+    def _room_for_fact(self) -> None:
+        facts = sum(f.reason.op != codec.DECLARED for f in self.solver.facts)
+        check_count(facts + 1, self.limits.max_facts, "facts", "facts")
+        check_count(len(self.solver.guards) + 1, self.limits.max_guards, "guards", "guards")
 
     # ops (one method per entry of SERVE_OPS)
     def _op_new(self, r: Mapping[str, Any]) -> dict[str, Any]:
@@ -204,17 +245,22 @@ class Session:
 
     def _op_symbol(self, r: Mapping[str, Any]) -> dict[str, Any]:
         spec = codec.decode_symbol(r, "", ("id", "op"))
+        for field in ("lo", "hi", "hint"):
+            check_int(getattr(spec, field), field, self.limits)
+        check_count(len(self.solver.symbols) + 1, self.limits.max_symbols, "symbols", "symbols")
         self.solver.symbol(spec.name, spec.lo, spec.hi, hint=spec.hint, source=spec.source)
         return {"symbol": spec.name}
 
     def _op_assume(self, r: Mapping[str, Any]) -> dict[str, Any]:
         rel = self._rel(r)
+        self._room_for_fact()
         self.solver.assume(rel, self._reason(r, Reason.spec(r["rel"])))
         return {"ok": True}
 
     def _op_guard(self, r: Mapping[str, Any]) -> dict[str, Any]:
         rel = self._rel(r)
         hint = codec.optional_bool(r.get("hint"), "hint")
+        self._room_for_fact()
         result = self.solver.guard(rel, hint, self._reason(r, Reason.guard(r["rel"])))
         g = self.solver.guards[-1]
         return {"result": result, "decided": g.decided.value}
@@ -252,6 +298,7 @@ class Session:
     def _op_load(self, r: Mapping[str, Any]) -> dict[str, Any]:
         if "problem" not in r:
             raise ProtocolError("problem: missing")
+        check_problem_data(r["problem"], self.limits)
         problem = codec.Problem.from_dict(r["problem"])
         self.solver = codec.restore(problem, Solver(**self.options))
         return {"ok": True, "symbols": len(problem.symbols), "facts": len(problem.facts),
@@ -289,7 +336,7 @@ def _error(rid: object, exc: Exception, kind: str | None = None) -> dict[str, An
     return {"id": rid, "error": {"type": kind or type(exc).__name__, "message": str(exc)}}
 
 
-def serve(lines: Iterable[str], out: TextIO, **options: int) -> int:
+def serve(lines: Iterable[str], out: TextIO, *, limits: Limits = DEFAULT_LIMITS, **options: int) -> int:
     """Answer JSON-lines requests from ``lines`` on ``out`` (one line each, flushed).
 
     Blank lines are skipped; returns the number of requests answered.
@@ -301,7 +348,7 @@ def serve(lines: Iterable[str], out: TextIO, **options: int) -> int:
     >>> print(out.getvalue().splitlines()[0])
     {"id": 1, "classes": []}
     """
-    session = Session(**options)
+    session = Session(limits=limits, **options)
     count = 0
     for line in lines:
         if not line.strip():

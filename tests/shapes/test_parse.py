@@ -6,6 +6,7 @@ import pytest
 import sympy
 
 from shapes import FloorDiv, ParseError, int_symbol
+from shapes.errors import BudgetError
 from shapes.parse import MAX_TEXT_LENGTH, parse_expr
 
 a, b, c = int_symbol("a"), int_symbol("b"), int_symbol("c")
@@ -88,15 +89,15 @@ BAD = [
     ("1.5", "float literal '1.5'"),
     ("1j", "complex literal"),
     ("None", "literal"),
-    ("2 ** 10 ** 10", "exponent '10 ** 10' must be an integer constant in [0, 200]"),
+    ("2 ** 10 ** 10", "exponent '10 ** 10' must be an integer constant in [0, 64]"),
     ("a ** 100", "exponent '100' must be an integer constant in [0, 64]"),
-    ("4 ** 101", "exceeds 2**200"),
-    ("2 ** 201", "must be an integer constant in [0, 200]"),
+    ("4 ** 33", "exceeds 2**64"),
+    ("2 ** 65", "must be an integer constant in [0, 64]"),
     ("a ** -1", "exponent '-1' must be an integer constant"),
     ("a ** b", "exponent 'b' must be an integer constant"),
-    ("2 ** 64 * 2 ** 64 * 2 ** 64 * 2 ** 64", "exceeds 2**200"),
-    ("3 ** 64 * 3 ** 64", "exceeds 2**200"),
-    ("1" + "0" * 70, "integer literal larger than 2**200"),
+    ("2 ** 64 * 2 ** 64 * 2 ** 64 * 2 ** 64", "exceeds 2**64"),
+    ("3 ** 40 * 3 ** 40", "exceeds 2**64"),
+    ("1" + "0" * 70, "integer literal larger than 2**64"),
     ("9" * 5000, "Exceeds the limit"),
     ("foo + 1", "unknown name 'foo' at column 1"),
     ("", "empty expression"),
@@ -196,10 +197,12 @@ def test_limits() -> None:
         parse_expr("a" * (MAX_TEXT_LENGTH + 1), allow_new_symbols=True)
     with pytest.raises(ParseError, match="expected text"):
         parse_expr(123)  # type: ignore[arg-type]
-    assert parse_expr(str(2**200)) == sympy.Integer(2**200)
-    assert parse_expr("2 ** 200") == sympy.Integer(2**200)
-    with pytest.raises(ParseError, match="exceeds"):
-        parse_expr("2 ** 200 * 2")
+    assert parse_expr(str(2**64)) == sympy.Integer(2**64)
+    assert parse_expr("2 ** 64") == sympy.Integer(2**64)
+    with pytest.raises(BudgetError, match="exceeds"):
+        parse_expr("2 ** 64 * 2")
+    with pytest.raises(BudgetError, match="larger than 2"):
+        parse_expr(str(2**64 + 1))
     assert parse_expr("-" * 90 + "a", SYMS) == a
 
 
@@ -217,3 +220,44 @@ def test_never_evaluates(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_parse_error_is_a_value_error() -> None:
     with pytest.raises(ValueError):
         parse_expr("a +", SYMS)
+
+
+# -- canonical names, lone surrogates, budgets (issue 11) ------------------------------------
+def test_names_are_read_in_nfkc_form_in_text_and_table() -> None:
+    n = int_symbol("n")
+    assert n == int_symbol("ｎ")  # one canonical spelling for a symbol name
+    assert parse_expr("ｎ + 1", {"n": n}) == n + 1
+    assert parse_expr("n + 1", {"ｎ": n}) == n + 1
+    with pytest.raises(ParseError, match="one identifier 'n' in NFKC form"):  # found on a miss
+        parse_expr("q", {"ｎ": n, "n": int_symbol("m")})
+
+
+@pytest.mark.parametrize("text", ["n >= \ud800", "\udc80", "é + \udfff * 2"])
+def test_lone_surrogates_are_parse_errors_with_a_column(text: str) -> None:
+    with pytest.raises(ParseError, match="lone surrogate .* at column") as info:
+        parse_expr(text, allow_new_symbols=True)
+    str(info.value).encode("utf-8")  # the message itself is printable
+
+
+BUDGET_BAD = [
+    ("(a ** 64) ** 64 >= 1", "total degree 4096 exceeds the limit of 8"),
+    ("((a ** 64) ** 64) ** 64 >= 1", "total degree"),
+    ("a ** 9", "total degree 9"),
+    ("(a * b * c) ** 3", "total degree 9"),
+    ("Mod(a ** 9 * b ** 9, 4) == 0", "total degree 18"),
+    ("max(a ** 20, 1)", "total degree 20"),
+    ("(a + b + c + s0 + s1 + s77 + 1) ** 8 >= 1", "terms, more than the limit of 2000"),
+    ("(a + b + c + s0 + s1 + 1) ** 4 * (a + b + c + s0 + 1) ** 4 >= 1", "terms, more than the limit"),
+]
+
+
+@pytest.mark.parametrize(("text", "fragment"), BUDGET_BAD, ids=[t[:40] for t, _ in BUDGET_BAD])
+def test_budget_refuses_expensive_expressions(text: str, fragment: str) -> None:
+    with pytest.raises(BudgetError, match=fragment.replace("(", r"\(").replace("*", r"\*")):
+        parse_expr(text, SYMS)
+
+
+def test_budget_admits_shapes_arithmetic() -> None:
+    assert parse_expr("a ** 8 >= 1", SYMS) == sympy.Ge(a**8, 1)
+    assert parse_expr("a * b * c * s0 * s1 * s77 <= 2 ** 63", SYMS) is not None
+    assert parse_expr("(a + b + 1) ** 4 >= 0", SYMS) is not None

@@ -198,12 +198,12 @@ def load(f: str | IO[bytes]) -> ExportedProgram:
     """
     name, data = archive.read_archive(f)
     clean = archive.checked_archive(data, name)
-    extra = {_EXTRA: ""}
+    extra: dict[str, Any] = {_EXTRA: None}  # None: absent (torch replaces an empty dict by its own)
     try:
         ep = torch.export.load(io.BytesIO(clean), extra_files=extra)
     except Exception as e:  # noqa: BLE001 - whatever torch cannot read is a damaged archive
         raise ArchiveError(f"{name}: torch cannot load the program: {_line(e)}") from e
-    if not extra[_EXTRA]:
+    if extra[_EXTRA] is None:
         return ep
     pairs, report = archive.decode_extra(extra[_EXTRA], name)
     try:

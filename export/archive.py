@@ -51,10 +51,11 @@ _SAFE_NAMES = frozenset({
     "floor", "ceiling", "Equality", "Unequality", "StrictLessThan", "StrictGreaterThan",
     "LessThan", "GreaterThan", "Eq", "Ne", "Lt", "Le", "Gt", "Ge", "And", "Or", "Not", "Xor",
     "ITE", "Piecewise", "ExprCondPair", "Tuple", "true", "false", "oo", "zoo", "nan",
-    "True", "False", "None",
+    "True", "False", "None", "Identity",
 })
-"""Names of sympy's namespace an ``expr_str`` may use. Names outside sympy's namespace and
-Python's builtins are harmless (torch's own functions, or new symbols)."""
+"""Names of sympy's namespace an ``expr_str`` may use (``Identity`` is torch's, which the
+loader puts first). Names outside sympy's namespace and Python's builtins are harmless
+(torch's own functions, or new symbols)."""
 
 _TOKEN = re.compile(r"""\s*(?:(?P<name>[A-Za-z_][A-Za-z0-9_]*)|(?P<num>\d+(?:\.\d*)?(?:[eE][-+]?\d+)?)
                          |(?P<str>'[A-Za-z_][A-Za-z0-9_]{0,63}'|'[-+]?[0-9.]{1,40}(?:[eE][-+]?\d{1,3})?')|(?P<op>[(),=-]))""",

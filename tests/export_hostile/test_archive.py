@@ -298,3 +298,24 @@ def test_damaged_archive(name: str, damage: Callable[[bytes], bytes], program_by
 def test_missing_file_is_an_archive_error(tmp_path: Any) -> None:
     with pytest.raises(ArchiveError, match="cannot read"):
         export.load(str(tmp_path / "nope.pt2"))
+
+
+def torch_function_expressions() -> list[str]:
+    """srepr of each of torch's sympy functions, as torch.export.save writes them."""
+    import sympy
+    from torch.utils._sympy import functions as F
+
+    s = sympy.Symbol("s0", integer=True, positive=True)
+    u = sympy.Symbol("u1", integer=True)
+    exprs = [F.FloorDiv(s, 3), F.ModularIndexing(s, 2, 4), F.CleanDiv(s * 4, 4), F.PythonMod(u, 3),
+             F.IntTrueDiv(u, s), F.Identity(s), F.Where(sympy.Eq(s, 1), u, 2), F.PowByNatural(u, s),
+             F.CeilToInt(F.IntTrueDiv(u, 2)), F.FloorToInt(F.IntTrueDiv(u, 3)), F.TruncToInt(F.ToFloat(u)),
+             F.LShift(u, 2), F.RShift(u, 1), F.CeilDiv(u, s), F.Max(s, u + 1), F.Min(s, 7), F.Mod(u, 5),
+             F.RoundToInt(F.ToFloat(u)), F.OpaqueUnaryFn_sqrt(F.ToFloat(s)), F.FloatPow(F.ToFloat(s), 2.0),
+             F.IsNonOverlappingAndDenseIndicator(s, 1, 1, s), s**2 + 2 * s * u - 1, sympy.Ne(s, 1) & (u >= 0)]
+    return [sympy.srepr(e) for e in exprs]
+
+
+def test_torch_function_expressions_are_accepted() -> None:
+    for text in torch_function_expressions():
+        check_expression(text)

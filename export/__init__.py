@@ -18,6 +18,7 @@ claim()
 from export.api import constrain_as_size, constrain_as_value, dynamic_dim, export  # noqa: E402
 from export.diagnose import Cause, SuggestedFixes  # noqa: E402
 from export.errors import (  # noqa: E402
+    ArchiveError,
     ConstraintViolationError,
     DataDependentError,
     ExportError,
@@ -29,6 +30,7 @@ from export.program import Report, SymshapeProgram, load, save  # noqa: E402
 from shapes.spec import InputDim  # noqa: E402
 
 __all__ = [
+    "ArchiveError",
     "Cause",
     "ConstraintViolationError",
     "DataDependentError",

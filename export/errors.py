@@ -15,6 +15,7 @@ __all__ = [
     "InputError",
     "ConstraintViolationError",
     "DataDependentError",
+    "ArchiveError",
     "SymshapeWarning",
 ]
 
@@ -73,6 +74,13 @@ class ConstraintViolationError(ExportError):
 class DataDependentError(ExportError):
     """The model branches on a value computed from tensor data (``.item()``, ``nonzero``)
     that the tracer cannot know; the message says which value, where, and the line to add."""
+
+
+class ArchiveError(ExportError, ValueError):
+    """A saved program (``.pt2``) cannot be loaded safely: not a pt2 archive, damaged (its
+    ``extra/symshape.json`` or torch's own members), of an unsupported version, or carrying
+    content whose loading would run code (pickled Python objects, expressions that are not
+    plain sympy). The message names the archive, the member or field, and what is wrong."""
 
 
 class SymshapeWarning(UserWarning):

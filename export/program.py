@@ -10,6 +10,7 @@ checks for the lower bounds torch leaves unchecked, and attaches the seed's
 from __future__ import annotations
 
 import dataclasses
+import io
 import json
 import warnings
 from collections.abc import Mapping
@@ -20,7 +21,8 @@ import torch
 from torch.export import ExportedProgram
 
 from export import _torch_compat as tc
-from export.errors import SymshapeWarning
+from export import archive
+from export.errors import ArchiveError, SymshapeWarning
 from export.floor_policy import floor_policy
 from export.inputs import Inputs
 from export.trace import Trace
@@ -171,10 +173,12 @@ def _equalities(trace: Trace, names: Mapping[str, str]) -> list[tuple[InputDim, 
 
 
 def save(ep: ExportedProgram, f: str | IO[bytes]) -> None:
-    """``torch.export.save`` that keeps the equality constraints and the symshape report."""
+    """``torch.export.save`` that keeps the equality constraints and the symshape report
+    (in ``extra/symshape.json``, version :data:`export.archive.EXTRA_VERSION`)."""
     extra = {}
     if isinstance(ep, SymshapeProgram):
         extra[_EXTRA] = json.dumps({
+            "format": "symshape.program", "version": archive.EXTRA_VERSION,
             "equality_constraints": [[[a.input_name, a.dim], [b.input_name, b.dim]] for a, b in ep.equality_constraints],
             "report": ep.symshape.to_dict(),
         })
@@ -182,13 +186,33 @@ def save(ep: ExportedProgram, f: str | IO[bytes]) -> None:
 
 
 def load(f: str | IO[bytes]) -> ExportedProgram:
-    """``torch.export.load`` that restores what :func:`save` kept."""
-    extra = {_EXTRA: ""}
-    ep = torch.export.load(f, extra_files=extra)
-    if extra[_EXTRA]:
-        data = json.loads(extra[_EXTRA])
-        equalities = [(InputDim(*a), InputDim(*b)) for a, b in data["equality_constraints"]]
-        return _attach(ep, equalities, Report.from_dict(data["report"]))
-    return ep
+    """``torch.export.load`` that restores what :func:`save` kept, and never runs code
+    from the archive: it refuses (:class:`export.errors.ArchiveError`) archives whose
+    loading would unpickle Python objects or evaluate non-sympy expressions, and names
+    the damage of any archive torch or symshape cannot read.
+
+    >>> load(io.BytesIO(b"PK not really"))
+    Traceback (most recent call last):
+    ...
+    export.errors.ArchiveError: <stream>: not a .pt2 archive (File is not a zip file)
+    """
+    name, data = archive.read_archive(f)
+    clean = archive.checked_archive(data, name)
+    extra: dict[str, Any] = {_EXTRA: None}  # None: absent (torch replaces an empty dict by its own)
+    try:
+        ep = torch.export.load(io.BytesIO(clean), extra_files=extra)
+    except Exception as e:  # noqa: BLE001 - whatever torch cannot read is a damaged archive
+        raise ArchiveError(f"{name}: torch cannot load the program: {_line(e)}") from e
+    if extra[_EXTRA] is None:
+        return ep
+    pairs, report = archive.decode_extra(extra[_EXTRA], name)
+    try:
+        restored = Report.from_dict(report)
+    except Exception as e:  # noqa: BLE001 - a field decode_extra passed but the report refuses
+        raise ArchiveError(f"{name}: extra/{_EXTRA}: report: {_line(e)}") from e
+    return _attach(ep, [(InputDim(*a), InputDim(*b)) for a, b in pairs], restored)
 
 
+def _line(e: BaseException) -> str:
+    text = str(e).strip().splitlines()
+    return f"{type(e).__name__}: {text[0][:200] if text else ''}".rstrip(": ")

@@ -7,6 +7,8 @@ saved by symshape (which carries its problem); ``-`` reads JSON from stdin.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
 import json
 import os
 import re
@@ -16,7 +18,7 @@ from typing import Any, TextIO
 
 from export.cli.analysis import INPUT_DIM, range_text
 from export.cli.args import UsageError
-from export.cli.loading import exception_line
+from export.errors import ExportError
 from export.program import load
 from solver.errors import SolverError
 from solver.protocol import replay
@@ -28,21 +30,12 @@ def _load_problem(path: str) -> Any:
     if path != "-" and not os.path.exists(path):
         raise UsageError(f"{path}: no such file")
     if path != "-" and zipfile.is_zipfile(path):
-        try:
-            ep = load(path)
-        except Exception as e:  # noqa: BLE001 - a bad archive
-            raise UsageError(f"{path}: cannot load the exported program: {exception_line(e)}") from None
-        report = getattr(ep, "symshape", None)
-        if report is None or not report.problem:
-            raise UsageError(f"{path}: this .pt2 carries no symshape problem (was it saved by symshape?)")
-        return json.loads(report.problem)
+        return _problem_text(_program_problem(path), f"{path}: the stored problem")
     try:
         text = sys.stdin.read() if path == "-" else open(path, encoding="utf-8").read()  # noqa: SIM115
-        data = json.loads(text)
     except (OSError, UnicodeDecodeError) as e:
         raise UsageError(f"{path}: cannot read: {getattr(e, 'strerror', None) or e}") from None
-    except json.JSONDecodeError as e:
-        raise UsageError(f"{path}: not JSON: {e}") from None
+    data = _problem_text(text, path)
     if isinstance(data, dict) and data.get("format") != "symshape.problem" and "problem" in data:
         if data["problem"] is None:
             raise UsageError(f"{path}: the export document carries no problem")
@@ -50,13 +43,40 @@ def _load_problem(path: str) -> Any:
     return data
 
 
+def _program_problem(path: str) -> str:
+    """The problem a symshape .pt2 carries. torch logs its own failures (with tracebacks)
+    on stderr while loading: kept out of the one-line error."""
+    try:
+        with contextlib.redirect_stderr(io.StringIO()):
+            ep = load(path)
+    except ExportError as e:
+        raise UsageError(f"{path}: cannot load the exported program: {_one_line(e)}") from None
+    report = getattr(ep, "symshape", None)
+    if report is None or not report.problem:
+        raise UsageError(f"{path}: this .pt2 carries no symshape problem (was it saved by symshape?)")
+    return str(report.problem)
+
+
+def _problem_text(text: str, what: str) -> Any:
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError) as e:
+        raise UsageError(f"{what}: not JSON: {_one_line(e)}") from None
+
+
+def _one_line(e: BaseException) -> str:
+    lines = str(e).strip().splitlines()
+    return (lines[0] if lines else type(e).__name__)[:300]
+
+
 def run_replay(args: argparse.Namespace, out: TextIO) -> int:
     """``symshape replay FILE``: print (or dump as JSON) the answers of a replayed problem."""
     problem = _load_problem(args.file)
     try:
         answers = replay(problem)
-    except SolverError as e:
-        raise UsageError(f"{args.file}: {str(e).splitlines()[0]}") from None
+    except (SolverError, ValueError, TypeError, KeyError, RecursionError, OverflowError) as e:
+        # a problem the solver refuses (damaged, hostile): the user's input, not a symshape bug
+        raise UsageError(f"{args.file}: {_one_line(e)}") from None
     if args.json:
         print(json.dumps(answers, indent=2), file=out)
         return 0

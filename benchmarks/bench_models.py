@@ -46,7 +46,7 @@ DIRECT_TARGET, FIXED_TARGET = 1.10, 2.0
 
 def ratio(c: Comparison) -> float:
     """symshape / torch, each the median over the repeats of export (+ fix) time."""
-    return statistics.median(c.symshape.total_seconds()) / statistics.median(c.torch.total_seconds())
+    return statistics.median(c.of("symshape").total_seconds()) / statistics.median(c.of("torch").total_seconds())
 
 
 def _sizes(o: Outcome) -> str:
@@ -58,27 +58,31 @@ def _verdict(o: Outcome) -> str:
 
 
 def table(rows: list[Comparison]) -> str:
-    head = (f"{'model':<11}{'variant':<9}{'torch':<24}{'symshape':<24}{'sizes ok/wrong/refused/both':>28}"
+    head = (f"{'model':<12}{'variant':<9}{'torch':<26}{'symshape':<26}{'sizes ok/wrong/refused/both':>28}"
             f"{'warn':>5}{'ratio':>7}")
-    sub = f"{'':<20}{'':<48}{'torch':>14}{'symshape':>14}"
+    sub = f"{'':<21}{'':<52}{'torch':>14}{'symshape':>14}"
     lines = [head, sub, "-" * len(head)]
     for c in rows:
-        lines.append(f"{c.model:<11}{c.variant:<9}{_verdict(c.torch):<24}{_verdict(c.symshape):<24}"
-                     f"{_sizes(c.torch):>14}{_sizes(c.symshape):>14}{c.symshape.warnings:>5}{ratio(c):>7.2f}")
+        t, s = c.of("torch"), c.of("symshape")
+        lines.append(f"{c.model:<12}{c.variant:<9}{_verdict(t):<26}{_verdict(s):<26}"
+                     f"{_sizes(t):>14}{_sizes(s):>14}{s.warnings:>5}{ratio(c):>7.2f}")
     return "\n".join(lines)
 
 
 def summary(rows: list[Comparison]) -> dict[str, Any]:
     """The medians issue 8 targets, and the size totals per exporter."""
-    direct = [ratio(c) for c in rows if c.symshape.outcome == "exported"]
-    fixed = [ratio(c) for c in rows if c.symshape.fix == "reexports"]
-    totals = {e: {k: sum(getattr(c, e).count(k) for c in rows) for k in ("ok", "wrong", "refused", "both_fail")}
+    direct = [ratio(c) for c in rows if c.of("symshape").outcome == "exported"]
+    fixed = [ratio(c) for c in rows if c.of("symshape").fix == "reexports"]
+    totals = {e: {k: sum(c.of(e).count(k) for c in rows) for k in ("ok", "wrong", "refused", "both_fail")}
               for e in ("torch", "symshape")}
     return {"direct_median": statistics.median(direct) if direct else None, "direct_n": len(direct),
             "fixed_median": statistics.median(fixed) if fixed else None, "fixed_n": len(fixed),
-            "failing_without_reexporting_fix": sum(c.symshape.outcome != "exported" and c.symshape.fix != "reexports"
-                                                  for c in rows),
+            "failing_without_reexporting_fix": sum(_unfixed(c.of("symshape")) for c in rows),
             "totals": totals}
+
+
+def _unfixed(o: Outcome) -> bool:
+    return o.outcome != "exported" and o.fix != "reexports"
 
 
 def _target(name: str, value: float | None, n: int, target: float) -> str:
@@ -125,7 +129,7 @@ def main(argv: list[str] | None = None) -> int:
         for v in variants:
             start = time.perf_counter()
             rows.append(compare(MODELS[name], v, repeat=repeat))
-            print(f"  {name} {v}: {time.perf_counter() - start:.1f}s", file=sys.stderr, flush=True)
+            print(f"  {time.perf_counter() - start:6.1f}s " + table(rows[-1:]).splitlines()[-1], file=sys.stderr, flush=True)
     print(table(rows))
     if a.details:
         print(details(rows))
@@ -147,7 +151,7 @@ def details(rows: list[Comparison]) -> str:
     """Every size that is not ok, grouped per row and exporter, with the reason."""
     lines = []
     for c in rows:
-        for o in (c.torch, c.symshape):
+        for o in (c.of("torch"), c.of("symshape")):
             bad = [r for r in o.runs if r.kind != "ok"]
             if o.message:
                 lines.append(f"{c.model} {c.variant} {o.exporter}: {o.message}")

@@ -20,7 +20,7 @@ import gc
 import time
 import warnings
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import torch
@@ -86,7 +86,13 @@ class Comparison:
     variant: str
     torch: Outcome | None
     symshape: Outcome | None
-    extra: dict[str, Any] = field(default_factory=dict)
+
+    def of(self, exporter: str) -> Outcome:
+        """The outcome of ``exporter``, which must have run."""
+        out = self.torch if exporter == "torch" else self.symshape
+        if out is None:
+            raise ValueError(f"{exporter} did not run on {self.model} {self.variant}")
+        return out
 
 
 # -- exporting --------------------------------------------------------------------------------

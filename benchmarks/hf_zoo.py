@@ -34,6 +34,7 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 import transformers  # noqa: E402
 from transformers import DynamicCache  # noqa: E402
+from transformers.models.whisper.modeling_whisper import WhisperEncoder  # noqa: E402
 
 __all__ = ["HFModel", "MODELS", "VARIANTS", "Call", "example_sizes", "grid", "spec"]
 
@@ -52,7 +53,8 @@ class HFModel:
     ``dims`` maps each dynamic input (a kwarg name) to ``{tensor dim: dim name}`` (a list
     of those for a list of tensors);
     ``example`` gives the example size of every dim name, ``grid`` the sizes to run the
-    exported program on (their product), ``family`` the kind of model.
+    exported program on (their product), ``family`` the kind of model; ``heavy`` models
+    (minutes of export time on 2 cores) are left to the benchmark.
     """
 
     name: str
@@ -63,6 +65,7 @@ class HFModel:
     example: dict[str, int]
     grid: dict[str, tuple[int, ...]]
     notes: str = ""
+    heavy: bool = False
 
 
 # -- sizes and specs ----------------------------------------------------------------------
@@ -216,6 +219,20 @@ def _wav2vec2() -> nn.Module:
     return transformers.Wav2Vec2Model(cfg)
 
 
+def _whisper() -> nn.Module:
+    cfg = transformers.WhisperConfig(d_model=HIDDEN, encoder_layers=LAYERS, decoder_layers=LAYERS,
+                                     encoder_attention_heads=HEADS, decoder_attention_heads=HEADS,
+                                     encoder_ffn_dim=FFN, decoder_ffn_dim=FFN, num_mel_bins=16,
+                                     max_source_positions=16, max_target_positions=POSITIONS, vocab_size=VOCAB,
+                                     pad_token_id=0, bos_token_id=0, eos_token_id=0, decoder_start_token_id=0)
+    return WhisperEncoder(cfg)
+
+
+def _mel_inputs(sizes: dict[str, int]) -> Call:
+    g = _gen(6, sizes)
+    return (), {"input_features": torch.randn(sizes["batch"], 16, 32, generator=g)}
+
+
 def _audio_inputs(sizes: dict[str, int]) -> Call:
     g = _gen(4, sizes)
     return (), {"input_values": torch.randn(sizes["batch"], sizes["samples"], generator=g)}
@@ -270,9 +287,13 @@ def _zoo() -> dict[str, HFModel]:
                 {**TEXT_EXAMPLE, "dec_seq": 4}, {**TEXT_GRID, "dec_seq": (1, 5)}),
         HFModel("vit", "vision", _seeded(_vit), _vit_inputs, {"pixel_values": {0: "batch"}},
                 {"batch": 2}, {"batch": BATCH_GRID}),
+        HFModel("whisper_enc", "audio", _seeded(_whisper), _mel_inputs, {"input_features": {0: "batch"}},
+                {"batch": 2}, {"batch": BATCH_GRID},
+                "Whisper's encoder requires exactly 2 * max_source_positions mel frames: only batch is dynamic"),
         HFModel("wav2vec2", "audio", _seeded(_wav2vec2), _audio_inputs,
                 {"input_values": {0: "batch", 1: "samples"}}, {"batch": 2, "samples": 64},
-                {"batch": BATCH_GRID, "samples": (7, 16, 33, 100)}),
+                {"batch": BATCH_GRID, "samples": (7, 16, 33, 100)},
+                "raw audio samples through two strided convs: 7 samples make 1 frame", heavy=True),
         HFModel("llama_kv", "decoder+cache", _seeded(CachedStep), _kv_inputs, _kv_dims(),
                 {"batch": 2, "seq": 8, "past": 5}, {**TEXT_GRID, "past": (1, 6)}),
     ]

@@ -43,11 +43,19 @@ from benchmarks.hf_zoo import MODELS, VARIANTS, example_sizes  # noqa: E402
 # Fewer grid points than the benchmark: 1, 2 and an odd size on every axis.
 LIMIT = {"batch": (1, 2, 3), "seq": (1, 2, 7), "dec_seq": (1, 5), "past": (1, 6), "samples": (7, 16, 33)}
 
-# Where symshape misses a target today (measured), with why; issue 8 is the work that fixes it.
-ONE = "issue 8: symshape refuses batch 1 / seq 1 that the program runs correctly"
-NO_FIX = "issue 8: a batch-1 example gets a violation with err.fixes None"
-REFUSES: dict[tuple[str, str], str] = {}
-NO_REEXPORT: dict[tuple[str, str], str] = {}
+# The models tested: all but the heavy ones (wav2vec2: minutes of export time), which
+# benchmarks/bench_models.py covers.
+TESTED = [name for name, m in MODELS.items() if not m.heavy]
+
+# Where symshape misses a target today (measured 2026-11-30, torch 2.13, transformers 5.24);
+# issue 8 is the work that fixes them. Un-mark each case when it starts passing.
+ONE = ("issue 8: symshape's program refuses batch 1 / seq 1 (the trace's >= 2 assumption kept) that "
+       "eager and torch's program run correctly")
+NO_PROGRAM = "issue 8: the batch-1 export fails and there is no fix that re-exports, so no program runs"
+NO_FIX = "issue 8: a batch-1 example gets a violation whose fix is None or does not re-export"
+REFUSES: dict[tuple[str, str], str] = {
+    (n, v): NO_PROGRAM if v == "batch1" else ONE for n in TESTED for v in VARIANTS}
+NO_REEXPORT: dict[tuple[str, str], str] = {(n, "batch1"): NO_FIX for n in TESTED}
 
 
 @functools.cache
@@ -64,7 +72,7 @@ def _symshape(name: str, variant: str) -> Outcome:
 def _cases(known: dict[tuple[str, str], str]) -> list[object]:
     return [pytest.param(n, v, id=f"{n}-{v}",
                          marks=[pytest.mark.xfail(strict=True, reason=known[n, v])] if (n, v) in known else [])
-            for n in MODELS for v in VARIANTS]
+            for n in TESTED for v in VARIANTS]
 
 
 @pytest.mark.parametrize(("name", "variant"), _cases({}))
@@ -112,4 +120,4 @@ def test_zoo_shape() -> None:
     """>= 8 families of issue 8: decoder, encoder, encoder-decoder, vision, audio, a KV cache."""
     families = {m.family for m in MODELS.values()}
     assert {"decoder", "encoder", "encoder-decoder", "vision", "audio", "decoder+cache"} <= families
-    assert len(MODELS) >= 8
+    assert len(TESTED) >= 8

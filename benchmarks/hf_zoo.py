@@ -42,8 +42,8 @@ Call = tuple[tuple[Any, ...], dict[str, Any]]
 VARIANTS = ("shared", "separate", "batch1")
 
 HIDDEN, LAYERS, HEADS, FFN, VOCAB, POSITIONS = 64, 2, 4, 128, 128, 64
-SEQ_GRID = (1, 2, 7, 16)
-BATCH_GRID = (1, 2, 3, 5)
+SEQ_GRID: tuple[int, ...] = (1, 2, 7, 16)
+BATCH_GRID: tuple[int, ...] = (1, 2, 3, 5)
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,7 +141,7 @@ def _text_inputs(sizes: dict[str, int]) -> Call:
 
 TEXT_DIMS = {"input_ids": {0: "batch", 1: "seq"}, "attention_mask": {0: "batch", 1: "seq"}}
 TEXT_EXAMPLE = {"batch": 2, "seq": 8}
-TEXT_GRID = {"batch": BATCH_GRID, "seq": SEQ_GRID}
+TEXT_GRID: dict[str, tuple[int, ...]] = {"batch": BATCH_GRID, "seq": SEQ_GRID}
 
 
 def _text(name: str, family: str, make: Callable[[], nn.Module], notes: str = "") -> HFModel:

@@ -58,13 +58,13 @@ def _verdict(o: Outcome) -> str:
 
 
 def table(rows: list[Comparison]) -> str:
-    head = (f"{'model':<12}{'variant':<9}{'torch':<26}{'symshape':<26}{'sizes ok/wrong/refused/both':>28}"
+    head = (f"{'model':<13}{'variant':<9}{'torch':<26}{'symshape':<26}{'sizes ok/wrong/refused/both':>28}"
             f"{'warn':>5}{'ratio':>7}")
-    sub = f"{'':<21}{'':<52}{'torch':>14}{'symshape':>14}"
+    sub = f"{'':<22}{'':<52}{'torch':>14}{'symshape':>14}"
     lines = [head, sub, "-" * len(head)]
     for c in rows:
         t, s = c.of("torch"), c.of("symshape")
-        lines.append(f"{c.model:<12}{c.variant:<9}{_verdict(t):<26}{_verdict(s):<26}"
+        lines.append(f"{c.model:<13}{c.variant:<9}{_verdict(t):<26}{_verdict(s):<26}"
                      f"{_sizes(t):>14}{_sizes(s):>14}{s.warnings:>5}{ratio(c):>7.2f}")
     return "\n".join(lines)
 

@@ -10,6 +10,15 @@ in eval mode with a fixed seed, and its inputs at given sizes. Its dynamic dims 
 * ``separate``: one ``Dim`` per input and dim (an equality violation the fix must repair);
 * ``batch1``: as ``shared``, with an example of batch 1 (torch specializes it).
 
+What plain ``torch.export`` (2.13, non-strict) does with them (measured): every model
+exports, directly or after its own suggested fix. ``shared``: GPT-2, Llama, Qwen2, T5, ViT,
+the Whisper encoder and the KV-cache step export directly; BERT and DistilBERT need
+``seq <= 64`` (position embeddings), wav2vec2 ``samples >= 11`` (its >= 2 frames
+assumption). ``separate``: the equalities (ViT and Whisper have one dynamic input, so it
+equals ``shared``). ``batch1``: ``batch = 1``, which re-exports, except on wav2vec2 where
+torch's fix fails. Whisper's encoder demands exactly ``2 * max_source_positions`` mel
+frames, so only its batch is dynamic (wav2vec2 is the audio model with a dynamic length).
+
 >>> m = MODELS["bert"]
 >>> sorted(spec(m, "separate")["input_ids"].items())
 [(0, Dim('input_ids_batch', min=0)), (1, Dim('input_ids_seq', min=0))]

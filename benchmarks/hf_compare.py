@@ -224,7 +224,12 @@ def _eager(model: Any, call: Call) -> tuple[Any, str]:
 
 def classify(run: Callable[..., Any] | None, model: Any, call: Call, sizes: dict[str, int]) -> SizeRun:
     """Run ``run`` (a program's ``module()``, or ``None`` for no program) at ``call`` and
-    judge it against eager ``model``."""
+    judge it against eager ``model``.
+
+    >>> model, call = torch.nn.Identity(), ((torch.ones(2),), {})
+    >>> [classify(r, model, call, {"n": 2}).kind for r in (model, lambda x: x + 1, None)]
+    ['ok', 'wrong', 'refused']
+    """
     key = tuple(sizes.items())
     want, eager_err = _eager(model, call)
     if run is None:

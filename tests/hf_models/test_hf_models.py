@@ -36,7 +36,7 @@ if str(ROOT) not in sys.path:
 
 pytest.importorskip("transformers")
 
-from benchmarks import hf_zoo  # noqa: E402
+from benchmarks import hf_compare, hf_zoo  # noqa: E402
 from benchmarks.hf_compare import Comparison, Outcome, compare  # noqa: E402
 from benchmarks.hf_zoo import MODELS, VARIANTS, example_sizes  # noqa: E402
 
@@ -112,8 +112,9 @@ def test_verified_means_apply_reexports(name: str, variant: str) -> None:
         assert out.fix == "reexports", f"{name} {variant}: verified, but {out.fix}"
 
 
-def test_zoo_doctests() -> None:
-    assert doctest.testmod(hf_zoo).failed == 0
+@pytest.mark.parametrize("module", [hf_zoo, hf_compare], ids=["hf_zoo", "hf_compare"])
+def test_doctests(module: object) -> None:
+    assert doctest.testmod(module).failed == 0
 
 
 def test_zoo_shape() -> None:

@@ -20,6 +20,7 @@ example's batch, i.e. nothing torch's program runs may be refused.
 from __future__ import annotations
 
 import doctest
+import types
 import functools
 import os
 import sys
@@ -113,7 +114,7 @@ def test_verified_means_apply_reexports(name: str, variant: str) -> None:
 
 
 @pytest.mark.parametrize("module", [hf_zoo, hf_compare], ids=["hf_zoo", "hf_compare"])
-def test_doctests(module: object) -> None:
+def test_doctests(module: types.ModuleType) -> None:
     assert doctest.testmod(module).failed == 0
 
 

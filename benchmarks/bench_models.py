@@ -1,0 +1,164 @@
+"""Real Hugging Face models: plain ``torch.export`` vs symshape, side by side (issue 8).
+
+Usage::
+
+    python benchmarks/bench_models.py                    # --repeat 3, every model and variant
+    python benchmarks/bench_models.py --repeat 5 --models gpt2,t5 --variants shared,batch1
+    python benchmarks/bench_models.py --quick            # --repeat 1, no warm-up
+    python benchmarks/bench_models.py --out bench_models.json
+
+For each model of ``benchmarks/hf_zoo.py`` and each spec variant (``shared``, ``separate``,
+``batch1``), both exporters run in the same process, interleaved (the order alternates every
+repeat), each followed by its suggested fix when the export fails. The programs run on the
+zoo's grid of sizes (batch 1, 2, 3, 5; seq 1, 2, 7, 16; ...) against eager. Printed per row:
+each exporter's outcome (``exported`` / ``violation`` / ``error``) and fix (``reexports``,
+``fails``, ``none``), the sizes that are ok / silently wrong / refused although eager handles
+them / refused where eager fails too, SymshapeWarnings, and the export time ratio symshape /
+torch (medians over the repeats; a failing export counts its fix's re-export too). Then the
+medians issue 8 targets: the ratio where symshape's export succeeds directly (target <= 1.10)
+and where it fails, including its fix (target <= 2.0).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+import warnings
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+if __package__ in (None, ""):
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import torch  # noqa: E402
+
+import export  # noqa: E402
+
+from benchmarks.hf_compare import Comparison, Outcome, compare  # noqa: E402
+from benchmarks.hf_zoo import MODELS, VARIANTS, example_sizes, spec  # noqa: E402
+
+DIRECT_TARGET, FIXED_TARGET = 1.10, 2.0
+
+
+def ratio(c: Comparison) -> float:
+    """symshape / torch, each the median over the repeats of export (+ fix) time."""
+    return statistics.median(c.of("symshape").total_seconds()) / statistics.median(c.of("torch").total_seconds())
+
+
+def _sizes(o: Outcome) -> str:
+    return f"{o.count('ok')}/{o.count('wrong')}/{o.count('refused')}/{o.count('both_fail')}"
+
+
+def _verdict(o: Outcome) -> str:
+    return o.outcome if o.fix == "-" else f"{o.outcome}, fix {o.fix}"
+
+
+def table(rows: list[Comparison]) -> str:
+    head = (f"{'model':<13}{'variant':<9}{'torch':<26}{'symshape':<26}{'sizes ok/wrong/refused/both':>28}"
+            f"{'warn':>5}{'ratio':>7}")
+    sub = f"{'':<22}{'':<52}{'torch':>14}{'symshape':>14}"
+    lines = [head, sub, "-" * len(head)]
+    for c in rows:
+        t, s = c.of("torch"), c.of("symshape")
+        lines.append(f"{c.model:<13}{c.variant:<9}{_verdict(t):<26}{_verdict(s):<26}"
+                     f"{_sizes(t):>14}{_sizes(s):>14}{s.warnings:>5}{ratio(c):>7.2f}")
+    return "\n".join(lines)
+
+
+def summary(rows: list[Comparison]) -> dict[str, Any]:
+    """The medians issue 8 targets, and the size totals per exporter."""
+    direct = [ratio(c) for c in rows if c.of("symshape").outcome == "exported"]
+    fixed = [ratio(c) for c in rows if c.of("symshape").fix == "reexports"]
+    totals = {e: {k: sum(c.of(e).count(k) for c in rows) for k in ("ok", "wrong", "refused", "both_fail")}
+              for e in ("torch", "symshape")}
+    return {"direct_median": statistics.median(direct) if direct else None, "direct_n": len(direct),
+            "fixed_median": statistics.median(fixed) if fixed else None, "fixed_n": len(fixed),
+            "failing_without_reexporting_fix": sum(_unfixed(c.of("symshape")) for c in rows),
+            "totals": totals}
+
+
+def _unfixed(o: Outcome) -> bool:
+    return o.outcome != "exported" and o.fix != "reexports"
+
+
+def _target(name: str, value: float | None, n: int, target: float) -> str:
+    if value is None:
+        return f"{name}: no such export"
+    return f"{name}: {value:.3f} over {n} exports (target <= {target:.2f}): {'PASS' if value <= target else 'MISS'}"
+
+
+def _warm_up(names: list[str]) -> None:
+    """Untimed exports of each model, so that no timed run pays a first-call cost."""
+    for name in names:
+        m = MODELS[name]
+        model, (args, kwargs) = m.build(), m.inputs(example_sizes(m, "shared"))
+        for fn in (torch.export.export, export.export):
+            try:
+                fn(model, args, kwargs, dynamic_shapes=spec(m, "shared"))
+            except Exception:  # noqa: BLE001 - a warm-up only
+                pass
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--repeat", type=int, default=None, help="timed runs per exporter (default 3, quick 1)")
+    p.add_argument("--quick", action="store_true", help="one repeat, no per-model warm-up")
+    p.add_argument("--models", default="", help=f"comma-separated, of: {', '.join(MODELS)}")
+    p.add_argument("--variants", default="", help=f"comma-separated, of: {', '.join(VARIANTS)}")
+    p.add_argument("--details", action="store_true", help="print every size that is not ok, with why")
+    p.add_argument("--out", help="write every comparison as JSON")
+    a = p.parse_args(argv)
+    names = [n for n in a.models.split(",") if n] or list(MODELS)
+    variants = [v for v in a.variants.split(",") if v] or list(VARIANTS)
+    unknown = [n for n in names if n not in MODELS] + [v for v in variants if v not in VARIANTS]
+    if unknown:
+        p.error(f"unknown model or variant: {', '.join(unknown)}")
+    repeat = a.repeat if a.repeat is not None else (1 if a.quick else 3)
+    if repeat < 1:
+        p.error("--repeat must be >= 1")
+    warnings.simplefilter("ignore")
+    torch.set_num_threads(max(1, min(2, torch.get_num_threads())))
+    print(f"torch {torch.__version__}, {torch.get_num_threads()} threads, repeat {repeat}, non-strict", flush=True)
+    _warm_up(names[:1] if a.quick else names)
+    rows = []
+    for name in names:
+        for v in variants:
+            start = time.perf_counter()
+            rows.append(compare(MODELS[name], v, repeat=repeat))
+            print(f"  {time.perf_counter() - start:6.1f}s " + table(rows[-1:]).splitlines()[-1], file=sys.stderr, flush=True)
+    print(table(rows))
+    if a.details:
+        print(details(rows))
+    s = summary(rows)
+    print()
+    print(_target("median ratio where symshape exports directly", s["direct_median"], s["direct_n"], DIRECT_TARGET))
+    print(_target("median ratio of failing exports incl. the fix", s["fixed_median"], s["fixed_n"], FIXED_TARGET))
+    print(f"failing exports without a fix that re-exports (symshape): {s['failing_without_reexporting_fix']}")
+    for e, t in s["totals"].items():
+        print(f"sizes {e:<9} ok {t['ok']}, silently wrong {t['wrong']}, needless refusals {t['refused']}, "
+              f"refused where eager fails too {t['both_fail']}")
+    if a.out:
+        Path(a.out).write_text(json.dumps({"repeat": repeat, "summary": s,
+                                           "rows": [{**asdict(c), "ratio": ratio(c)} for c in rows]}, indent=2))
+    return 0
+
+
+def details(rows: list[Comparison]) -> str:
+    """Every size that is not ok, grouped per row and exporter, with the reason."""
+    lines = []
+    for c in rows:
+        for o in (c.of("torch"), c.of("symshape")):
+            bad = [r for r in o.runs if r.kind != "ok"]
+            if o.message:
+                lines.append(f"{c.model} {c.variant} {o.exporter}: {o.message}")
+            for r in bad:
+                lines.append(f"  {c.model} {c.variant} {o.exporter} {dict(r.sizes)}: {r.kind} {r.detail}")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

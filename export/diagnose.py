@@ -29,7 +29,7 @@ from shapes.spec import InputDim
 from shapes.printing import to_python
 from shapes.relation import is_relation
 from shapes.spec import dynamic_dim as classic_dim
-from solver import Fact
+from solver import Fact, suggest, to_json
 from solver.fixes import Fixes, SpecializeFix
 from solver.stages import linear_terms
 
@@ -285,14 +285,14 @@ def _static_fixes(bridge: SolverBridge, spec: Spec, inputs: Inputs, retry: Retry
 
 def _json(bridge: SolverBridge) -> str | None:
     try:
-        return bridge.solver.to_json()
+        return to_json(bridge.solver)
     except Exception:  # noqa: BLE001
         return None
 
 
 def _fixes(bridge: SolverBridge, spec: Spec, inputs: Inputs, retry: Retry | None) -> SuggestedFixes:
     solver = bridge.solver.replica(kinds=("spec", "guard", "trace_assumption"), keep=bridge.about_inputs)
-    records = solver.suggest()
+    records = suggest(solver)
     fixed = apply_fixes(spec, bridge, records)
     verified = False
     for _ in range(3):

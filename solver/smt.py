@@ -2,6 +2,8 @@
 
 Every query runs with a fixed seed and a resource limit (``rlimit``), so the same problem
 gives the same answer on any machine; running out of budget answers ``unknown``, never raises.
+Searches made of many queries (unsat cores, bounds by bisection) share one :class:`Budget`
+of one ``rlimit`` for the whole search; no unbounded optimizer is ever run.
 
 >>> import sympy
 >>> from shapes import int_symbol, FloorDiv
@@ -16,7 +18,7 @@ gives the same answer on any machine; running out of budget answers ``unknown``,
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 import sympy
 import z3
@@ -24,7 +26,7 @@ import z3
 from shapes.errors import UnsupportedExpressionError
 from shapes.expr import FloorDiv
 
-__all__ = ["Smt", "DEFAULT_RLIMIT", "SEED"]
+__all__ = ["Smt", "Budget", "DEFAULT_RLIMIT", "SEED"]
 
 DEFAULT_RLIMIT = 2_000_000
 SEED = 0
@@ -172,47 +174,88 @@ class Smt:
         return "sat" if r == z3.sat else "unsat" if r == z3.unsat else "unknown"
 
     def core(self, facts: Sequence[sympy.Basic], goal: sympy.Basic | None) -> list[int] | None:
-        """Indices of a minimal subset of ``facts`` that, with ``goal``, is unsat.
+        """Indices of a subset of ``facts`` that, with ``goal``, is unsat: minimal when the
+        budget (one ``rlimit`` for the whole search) allows, else a larger but valid core.
 
         ``goal`` is asserted unconditionally (``None`` for none). Returns None when the whole
         set is not proved unsat within budget.
         """
         s = self._new_solver()
+        budget = Budget(self.rlimit)
         lits = [z3.Bool(f"__fact{i}", self.ctx) for i in range(len(facts))]
         for lit, f in zip(lits, facts):
             s.add(z3.Implies(lit, self.translate(f)))
         if goal is not None:
             s.add(self.translate(goal))
-        try:
-            if s.check(lits) != z3.unsat:
-                return None
-            core = {str(c) for c in s.unsat_core()}
-            chosen = [i for i in range(len(facts)) if f"__fact{i}" in core]
-            for i in list(chosen):  # deletion pass: make the core minimal
-                trial = [j for j in chosen if j != i]
-                if s.check([lits[j] for j in trial]) == z3.unsat:
-                    chosen = trial
-        except z3.Z3Exception:
+        if budget.check(s, lits) != z3.unsat:
             return None
+        core = {str(c) for c in s.unsat_core()}
+        chosen = [i for i in range(len(facts)) if f"__fact{i}" in core]
+        for i in list(chosen):  # deletion pass: make the core minimal while the budget lasts
+            trial = [j for j in chosen if j != i]
+            r = budget.check(s, [lits[j] for j in trial])
+            if r == z3.unsat:
+                chosen = trial
+            elif budget.left <= 0:
+                break
         return chosen
 
-    def optimize(self, facts: Iterable[sympy.Basic], expr: sympy.Basic, minimize: bool) -> int | None | str:
-        """Exact min (or max) of ``expr`` under ``facts``: an int, ``'unbounded'``, or None (unknown)."""
-        o = z3.Optimize(ctx=self.ctx)
-        o.set("rlimit", self.rlimit)
+    def prober(self, facts: Iterable[sympy.Basic], expr: sympy.Basic, budget: Budget) -> Callable[
+            [int | None], tuple[str, int | None]]:
+        """A :data:`solver.bounds.Probe` for ``expr`` under ``facts``: is there a model with
+        ``expr <= t``, and the value of ``expr`` in it. Every probe spends from ``budget``."""
+        s = self._new_solver()
         for f in facts:
-            o.add(self.translate(f))
-        t = self.translate(expr)
-        h = o.minimize(t) if minimize else o.maximize(t)
-        try:
-            if o.check() != z3.sat:
-                return None
-            v = (o.lower(h) if minimize else o.upper(h))
-        except z3.Z3Exception:
+            s.add(self.translate(f))
+        term = self.translate(expr)
+
+        def probe(t: int | None) -> tuple[str, int | None]:
+            self.queries += 1
+            s.push()
+            try:
+                if t is not None:
+                    s.add(term <= t)
+                r = budget.check(s, [])
+                if r == z3.unsat:
+                    return ("unsat", None)
+                value = s.model().eval(term, model_completion=True) if r == z3.sat else None
+                return ("sat", value.as_long()) if value is not None and z3.is_int_value(value) else ("unknown", None)
+            finally:
+                s.pop()
+
+        return probe
+
+
+class Budget:
+    """The Z3 resource allowance of one decision, shared by its queries.
+
+    Each query runs with an ``rlimit`` of what is left and is charged what it used; once
+    the allowance is spent, queries answer unknown without running.
+    """
+
+    __slots__ = ("left",)
+
+    def __init__(self, total: int) -> None:
+        self.left = total
+
+    def check(self, s: z3.Solver, assumptions: Sequence[z3.ExprRef]) -> z3.CheckSatResult | None:
+        """``s.check(*assumptions)`` within what is left: sat/unsat, or None for unknown."""
+        if self.left <= 0:
             return None
-        if z3.is_int_value(v):
-            return v.as_long()
-        return "unbounded" if "oo" in str(v) else None
+        s.set("rlimit", self.left)
+        before = _spent(s)
+        try:
+            r = s.check(*assumptions)
+        except z3.Z3Exception:
+            r = None
+        self.left -= max(_spent(s) - before, 1)
+        return r if r in (z3.sat, z3.unsat) else None
+
+
+def _spent(s: z3.Solver) -> int:
+    """The solver's resource counter so far (Z3 keeps it across checks)."""
+    stats = s.statistics()
+    return int(stats.get_key_value("rlimit count")) if "rlimit count" in stats.keys() else 0
 
 
 def _fold(xs: list[z3.ExprRef], f: object) -> z3.ExprRef:

@@ -26,7 +26,7 @@ import sympy
 from shapes.errors import UnsupportedExpressionError
 from shapes.expr import FloorDiv, canonical, check_supported, evaluate, int_symbol
 from shapes.relation import BOOL_TYPES, RELATION_TYPES, as_difference, is_relation, negate
-from solver import enumeration, stages
+from solver import enumeration, propagate, stages
 from solver.congruence import solve_linear
 from solver.errors import (
     ContradictionError,
@@ -42,10 +42,12 @@ from solver.smt import DEFAULT_RLIMIT, Budget, Smt
 from solver.stages import Question, Stage, View
 from solver.truth import Fact, Reason, Truth
 from solver.union_find import UnionFind
+from solver.witness import Klass, other_point
 
 __all__ = ["Solver", "SymbolInfo", "GuardRecord", "Violation", "DEFAULT_ENUM_LIMIT"]
 
 DEFAULT_ENUM_LIMIT = 20_000
+_SMALL_COMPONENT = 400  # facts + classes below which bounds get a Z3 solver of their own
 _SETTLED = Reason("guard", None, None, "settled by the facts")
 DECLARED = "declared range"  # Reason.op of the facts that Solver.symbol records
 _FAST_OPS = {sympy.Eq: "==", sympy.Ne: "!=", sympy.Ge: ">=", sympy.Gt: ">", sympy.Le: "<=", sympy.Lt: "<"}
@@ -56,6 +58,21 @@ _PIPELINE: tuple[tuple[str, Stage], ...] = (
 # after the congruences folded Mod/FloorDiv away
 _FOLDED: tuple[tuple[str, Stage], ...] = (
     ("congruence", stages.by_constant), ("congruence", stages.by_interval), ("congruence", stages.by_congruence))
+
+
+def _both(ge: sympy.Basic, le: sympy.Basic) -> sympy.Basic:
+    """``And(sym >= lo, sym <= hi)``, equal to sympy's, built the way ``LatticeOp`` builds it
+    but without re-sorting the arguments and asking sympy's assumptions about them (``>=``
+    before ``<=`` is the canonical order), which cost more than the rest of a declaration.
+
+    >>> from shapes import int_symbol
+    >>> n = int_symbol("n")
+    >>> _both(sympy.Ge(n, -2), sympy.Le(n, 9)) == sympy.And(sympy.Ge(n, -2), sympy.Le(n, 9))
+    True
+    """
+    rel = sympy.Basic.__new__(sympy.And, ge, le)
+    rel._argset = frozenset((ge, le))
+    return rel
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,6 +117,7 @@ class Solver:
         self._by_name: dict[str, sympy.Symbol] = {}
         self._facts: list[Fact] = []
         self._residual: list[int] = []
+        self._mentions: dict[sympy.Symbol, list[int]] = {}  # symbol -> residual facts naming it
         self._guards: list[GuardRecord] = []
         self._hints: dict[sympy.Symbol, int] = {}
         self._hints_ok = True
@@ -140,9 +158,12 @@ class Solver:
         self._symbols[sym] = info
         self._by_name[name] = sym
         self._uf.add(sym, (-math.inf if lo is None else lo, math.inf if hi is None else hi))
-        parts = ([sympy.Ge(sym, lo)] if lo is not None else []) + ([sympy.Le(sym, hi)] if hi is not None else [])
+        # unevaluated: an integer symbol against an int never folds, and evaluating asks sympy's
+        # (slow, uncached for a new symbol) assumption system
+        parts = ([sympy.Ge(sym, lo, evaluate=False)] if lo is not None else []) + (
+            [sympy.Le(sym, hi, evaluate=False)] if hi is not None else [])
         if parts:
-            rel = sympy.And(*parts)
+            rel = _both(*parts) if len(parts) == 2 else parts[0]
             text = f"{source or name} in [{lo if lo is not None else '-inf'}, {hi if hi is not None else 'inf'}]"
             self._facts.append(Fact(rel, Reason("spec", text, op=DECLARED), len(self._facts)))
             self._smt.add(rel)
@@ -197,7 +218,12 @@ class Solver:
             root, a, b = self._uf.find(s)
             if root is not s:
                 subs[s] = a * root + b
-        out = e.xreplace(subs) if subs else e
+        if not subs:
+            out = e
+        elif isinstance(e, RELATION_TYPES):  # rebuilt unevaluated: sympy's relational evaluation is slow
+            out = type(e)(e.lhs.xreplace(subs), e.rhs.xreplace(subs), evaluate=False)
+        else:
+            out = e.xreplace(subs)
         table[e] = out
         return out
 
@@ -206,7 +232,9 @@ class Solver:
         """Add a fact. A fact that contradicts the known facts raises ContradictionError."""
         rel = self._prepare(rel, "fact")
         reason = reason or Reason.spec(str(rel))
-        if not self._absorbs_cleanly(rel) and self.decide(rel) is Truth.FALSE:
+        # consistent when it holds at the example point (which satisfies every fact so far), or
+        # when the union-find alone takes it; else ask
+        if self._value_at_hints(rel) is not True and not self._absorbs_cleanly(rel) and self.decide(rel) is Truth.FALSE:
             raise self._contradiction(rel, reason)
         self._add_fact(rel, reason)
 
@@ -231,7 +259,7 @@ class Solver:
     def _add_fact(self, rel: sympy.Basic, reason: Reason) -> None:
         mark = self._uf.mark()
         absorbed = self._absorb(rel)
-        if absorbed is None:
+        if absorbed is None or (absorbed is False and not self._propagate(rel)):
             self._uf.undo(mark)
             raise self._contradiction(rel, reason)
         self._facts.append(Fact(rel, reason, len(self._facts)))
@@ -240,6 +268,7 @@ class Solver:
             self._residual.append(len(self._facts) - 1)
             for sym in rel.free_symbols:
                 self._uf.touch(sym)
+                self._mentions.setdefault(sym, []).append(len(self._facts) - 1)
         if self._hints_ok:
             self._hints_ok = bool(evaluate(rel, self._hints))
         self._learns += 1
@@ -255,6 +284,11 @@ class Solver:
             return None if None in results else all(results)
         if not isinstance(rel, RELATION_TYPES):
             return False
+        flat = self._linear(rel)
+        if flat is not None:
+            if isinstance(flat, bool):
+                return True if flat else None
+            return self._absorb_linear(*flat)
         rooted = self._to_roots(rel)
         if rooted is sympy.true or rooted is sympy.false:
             return True if rooted is sympy.true else None
@@ -279,9 +313,8 @@ class Solver:
                 return True if uf.restrict(r, (-const // a, -const // a)) else None
             if op == "!=":
                 return True if const % a or uf.exclude(r, -const // a) else None
-            # a*r + const >= 0
-            rng: Interval = (math.ceil(sympy.Rational(-const, a)), math.inf) if a > 0 else (
-                -math.inf, math.floor(sympy.Rational(-const, a)))
+            # a*r + const >= 0: r >= ceil(-const/a) for a > 0, r <= floor(-const/a) for a < 0
+            rng: Interval = (-(const // a), math.inf) if a > 0 else (-math.inf, (-const) // a)
             return True if uf.restrict(r, rng) else None
         if len(items) == 2 and op == "==":
             (r1, a1), (r2, a2) = sorted(items, key=lambda t: self._order(t[0]), reverse=True)
@@ -308,6 +341,38 @@ class Solver:
         if c is None:
             return None
         return True if self._uf.congruent(r, c) else None
+
+    def _linear(self, rel: sympy.Basic) -> tuple[str, dict[sympy.Symbol, int], int] | bool | None:
+        """A linear relation over the class leaders: ``(op, coeffs, const)`` meaning
+        ``sum(coeffs[r] * r) + const op 0``, a bool when it is constant there, None when not
+        linear. Read off the sympy tree and the union-find with no sympy arithmetic."""
+        form = stages.linear_form(rel)
+        if form is None:
+            return None
+        op, coeffs, const = form
+        rooted: dict[sympy.Symbol, int] = {}
+        for sym, a in coeffs.items():
+            root, c, b = self._uf.find(sym)
+            rooted[root] = rooted.get(root, 0) + a * c
+            const += a * b
+        return stages.linear_normal(op, rooted, const)
+
+    def _propagate(self, rel: sympy.Basic) -> bool:
+        """Narrow class ranges through ``rel`` and the residual facts it reaches (see
+        :mod:`solver.propagate`); False when a range comes out empty (a contradiction)."""
+        todo, visits = [rel], 0
+        while todo and visits < propagate.MAX_VISITS:
+            lin = self._linear(todo.pop())
+            visits += 1
+            if lin is None or isinstance(lin, bool) or lin[0] == "!=":
+                continue
+            for root, rng in propagate.implied(lin[0], lin[1], lin[2], self._uf.range_of).items():
+                before = self._uf.range_of(root)
+                if not self._uf.restrict(root, rng):
+                    return False
+                if self._uf.range_of(root) != before:
+                    todo += [self._facts[i].rel for m in self._uf.members(root) for i in self._mentions.get(m, ())]
+        return True
 
     def _order(self, sym: sympy.Symbol) -> int:
         return self._symbols[sym].order
@@ -448,6 +513,9 @@ class Solver:
         z = self._smt
         term = z.translate(rel)
         at_hint = self._value_at_hints(rel)
+        seen = z.witnessed(rel) | ({at_hint} if at_hint is not None else set())
+        if len(seen) == 2 or (at_hint is not None and self._moved_witness(rel)):
+            return Truth.UNKNOWN, "witness"  # two points satisfying every fact disagree on rel
         neg_first = at_hint is not False  # the hint point is a witness for rel when True
         first = z.check([z.negation(term)] if neg_first else [term])
         if first == "unsat":
@@ -465,6 +533,23 @@ class Solver:
         if enumerated is not None:
             return enumerated, "enumeration"
         return Truth.UNKNOWN, "undecided"
+
+    def _moved_witness(self, rel: sympy.Basic) -> bool:
+        """Whether moving one class of ``rel`` off the example point (see :mod:`solver.witness`)
+        gives a feasible point where ``rel`` differs. Only valid while the hints hold."""
+        leaders = sorted({self._uf.find(x)[0] for x in rel.free_symbols}, key=self._order)
+        classes = [Klass(r, tuple((m, *self._uf.find(m)[1:]) for m in self._uf.members(r)), self._uf.data(r))
+                   for r in leaders[:3]]
+
+        def facts_of(leader: sympy.Symbol) -> Iterator[sympy.Basic]:
+            seen: set[int] = set()
+            for m in self._uf.members(leader):
+                for i in self._mentions.get(m, ()):
+                    if i not in seen:
+                        seen.add(i)
+                        yield self._facts[i].rel
+
+        return other_point(rel, self._hints, classes, facts_of) is not None
 
     def _value_at_hints(self, rel: sympy.Basic) -> bool | None:
         if not self._hints_ok:
@@ -548,6 +633,9 @@ class Solver:
         finally:
             uf_mark, n_facts, n_res, n_guards, hints_ok, n_symbols = state
             self._uf.undo(uf_mark)
+            for i in self._residual[n_res:]:
+                for sym in self._facts[i].rel.free_symbols:
+                    self._mentions[sym].pop()
             del self._facts[n_facts:], self._residual[n_res:], self._guards[n_guards:]
             for sym in list(self._symbols)[n_symbols:]:  # symbols declared inside the scope
                 del self._by_name[sym.name], self._symbols[sym]
@@ -578,7 +666,9 @@ class Solver:
     def _narrowed(self, d: sympy.Expr, lo: Endpoint, hi: Endpoint) -> tuple[Endpoint, Endpoint]:
         """Bisection over the component of ``d`` (in root form), then enumeration."""
         roots, facts = self._component(d)
-        encoding = [self._to_roots(f.rel) for f in facts] + [self._class_facts(r) for r in roots]
+        encoding = None  # a large component: the incremental solver already holds every fact
+        if len(facts) + len(roots) <= _SMALL_COMPONENT:
+            encoding = [self._to_roots(f.rel) for f in facts] + [self._class_term(r) for r in roots]
         budget = Budget(self._smt.rlimit)
         new_lo, lo_done = minimum(self._smt.prober(encoding, d, budget), lo)
         neg_hi, hi_done = minimum(self._smt.prober(encoding, -d, budget), -hi)
@@ -590,15 +680,10 @@ class Solver:
                 return found
         return (max(lo, new_lo), min(hi, new_hi))
 
-    def _class_facts(self, root: sympy.Symbol) -> sympy.Basic:
-        """What the union-find knows of ``root`` (range, congruence, holes) as a relation."""
+    def _class_term(self, root: sympy.Symbol) -> object:
+        """What the union-find knows of ``root`` (range, congruence, holes) as a Z3 term."""
         data = self._uf.data(root)
-        (lo, hi), (m, r) = data.range, data.cong
-        parts = [sympy.Ne(root, v) for v in sorted(data.excluded)]
-        parts += [] if isinstance(lo, float) else [sympy.Ge(root, int(lo))]
-        parts += [] if isinstance(hi, float) else [sympy.Le(root, int(hi))]
-        parts += [] if m == 1 else [sympy.Eq(sympy.Mod(root - r, m), 0)]
-        return sympy.And(*parts)
+        return self._smt.class_term(root, *data.range, data.cong, sorted(data.excluded))
 
     def classes(self) -> tuple[tuple[sympy.Symbol, ...], ...]:
         """Equality classes of the declared symbols (singletons included), in declaration order."""

@@ -30,6 +30,7 @@ __all__ = ["Smt", "Budget", "DEFAULT_RLIMIT", "SEED"]
 
 DEFAULT_RLIMIT = 2_000_000
 SEED = 0
+WITNESSES = 8  # models kept as witnesses (each satisfies every fact added since it was found)
 
 
 class Smt:
@@ -42,6 +43,7 @@ class Smt:
         self._pending: list[list[sympy.Basic]] = [[]]  # facts per scope level, until Z3 is built
         self._vars: dict[sympy.Symbol, z3.ArithRef] = {}
         self._cache: dict[sympy.Basic, z3.ExprRef] = {}
+        self._witnesses: list[z3.ModelRef] = []
         self.queries = 0
 
     @property
@@ -136,6 +138,17 @@ class Smt:
             return z3.Not(a[0])
         raise UnsupportedExpressionError(f"no Z3 translation for {e}")
 
+    def class_term(self, sym: sympy.Symbol, lo: object, hi: object, cong: tuple[int, int],
+                   excluded: Iterable[int]) -> z3.ExprRef:
+        """What the union-find knows of ``sym`` (range, ``sym = r (mod m)``, holes) as one term."""
+        v = self.var(sym)
+        parts = [v != int(x) for x in excluded]
+        parts += [] if isinstance(lo, float) else [v >= int(lo)]  # type: ignore[call-overload]
+        parts += [] if isinstance(hi, float) else [v <= int(hi)]  # type: ignore[call-overload]
+        m, r = cong
+        parts += [] if m == 1 else [(v - r) % m == 0]
+        return z3.And(parts) if parts else z3.BoolVal(True, self.ctx)
+
     def negation(self, term: z3.ExprRef) -> z3.ExprRef:
         return z3.Not(term)
 
@@ -144,7 +157,22 @@ class Smt:
         if self._live is None:
             self._pending[-1].append(rel)
         else:
-            self._live.add(self.translate(rel))
+            term = self.translate(rel)
+            self._live.add(term)
+            self._witnesses = [m for m in self._witnesses if z3.is_true(m.eval(term, model_completion=True))]
+
+    def witnessed(self, rel: sympy.Basic) -> set[bool]:
+        """The values ``rel`` takes at the kept witnesses: models of every fact so far (found
+        by earlier satisfiable checks, dropped as soon as a new fact fails at them)."""
+        if not self._witnesses:
+            return set()
+        term = self.translate(rel)
+        out = set()
+        for m in self._witnesses:
+            v = m.eval(term, model_completion=True)
+            if z3.is_true(v) or z3.is_false(v):
+                out.add(z3.is_true(v))
+        return out
 
     def push(self) -> None:
         if self._live is None:
@@ -166,7 +194,10 @@ class Smt:
         try:
             for x in extra:
                 s.add(x)
+            s.set("rlimit", self.rlimit)
             r = s.check()
+            if r == z3.sat:
+                self._witnesses = [s.model()] + self._witnesses[: WITNESSES - 1]
         except z3.Z3Exception:
             return "unknown"
         finally:
@@ -200,13 +231,17 @@ class Smt:
                 break
         return chosen
 
-    def prober(self, facts: Iterable[sympy.Basic], expr: sympy.Basic, budget: Budget) -> Callable[
+    def prober(self, facts: Iterable[sympy.Basic | z3.ExprRef] | None, expr: sympy.Basic, budget: Budget) -> Callable[
             [int | None], tuple[str, int | None]]:
-        """A :data:`solver.bounds.Probe` for ``expr`` under ``facts``: is there a model with
-        ``expr <= t``, and the value of ``expr`` in it. Every probe spends from ``budget``."""
-        s = self._new_solver()
-        for f in facts:
-            s.add(self.translate(f))
+        """A :data:`solver.bounds.Probe` for ``expr`` under ``facts`` (relations or Z3 terms;
+        None: every fact, on the incremental solver): is there a model with ``expr <= t``, and
+        the value of ``expr`` in it. Every probe spends from ``budget``."""
+        if facts is None:
+            s = self._solver
+        else:
+            s = self._new_solver()
+            for f in facts:
+                s.add(f if isinstance(f, z3.ExprRef) else self.translate(f))
         term = self.translate(expr)
 
         def probe(t: int | None) -> tuple[str, int | None]:

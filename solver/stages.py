@@ -18,6 +18,7 @@ symbol a union-find root (see :func:`normalize`).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Protocol
@@ -32,6 +33,7 @@ from solver.truth import Truth
 from solver.union_find import ClassData
 
 __all__ = ["Question", "View", "Stage", "by_constant", "by_interval", "by_exact", "by_congruence", "linear_terms",
+           "linear_form", "linear_normal",
            "fold_modular", "decide_on_values", "normalize", "simplify_minmax", "NORMAL_OPS"]
 
 NORMAL_OPS = ("==", "!=", ">=")
@@ -172,6 +174,54 @@ def linear_terms(d: sympy.Expr) -> tuple[dict[sympy.Symbol, int], int] | None:
             return None
         coeffs[rest] = coeffs.get(rest, 0) + int(c)
     return coeffs, const
+
+
+def linear_form(rel: sympy.Basic) -> tuple[str, dict[sympy.Symbol, int], int] | None:
+    """``(op, coeffs, const)`` meaning ``sum(coeffs[s] * s) + const op 0`` (``op`` in
+    ``== != >=``) when both sides of ``rel`` are linear, read off the sympy tree without any
+    sympy arithmetic; None otherwise. See :func:`linear_normal` for the gcd.
+
+    >>> from shapes import int_symbol
+    >>> x, y = int_symbol("x"), int_symbol("y")
+    >>> linear_form(sympy.Lt(2 * x, y + 3))
+    ('>=', {x: -2, y: 1}, 2)
+    """
+    op = _OPS.get(type(rel))
+    if op is None:
+        return None
+    left, right = linear_terms(rel.lhs), linear_terms(rel.rhs)
+    if left is None or right is None:
+        return None
+    coeffs = dict(left[0])
+    for s, a in right[0].items():
+        coeffs[s] = coeffs.get(s, 0) - a
+    const = left[1] - right[1]
+    if op in ("<", "<="):
+        coeffs, const = {s: -a for s, a in coeffs.items()}, -const
+    if op in ("<", ">"):
+        const -= 1
+    return {"<": ">=", "<=": ">=", ">": ">="}.get(op, op), coeffs, const
+
+
+def linear_normal(op: str, coeffs: dict[sympy.Symbol, int], const: int) -> tuple[str, dict[sympy.Symbol, int], int] | bool:
+    """Drop zero coefficients and divide out their gcd (rounding the constant the sound way
+    for ``>=``); a relation that becomes constant is returned as its bool.
+
+    >>> from shapes import int_symbol
+    >>> x, y = int_symbol("x"), int_symbol("y")
+    >>> linear_normal(">=", {x: 2, y: 4}, 3), linear_normal("==", {x: 2, y: 0}, 3)
+    (('>=', {x: 1, y: 2}, 1), False)
+    """
+    coeffs = {s: a for s, a in coeffs.items() if a}
+    if not coeffs:
+        return const == 0 if op == "==" else const != 0 if op == "!=" else const >= 0
+    g = math.gcd(*coeffs.values())
+    if g > 1:
+        if op != ">=" and const % g:
+            return op == "!="
+        coeffs = {s: a // g for s, a in coeffs.items()}
+        const = const // g
+    return op, coeffs, const
 
 
 def by_exact(q: Question, view: View) -> Truth | None:

@@ -20,6 +20,14 @@ For each stream size (N guards over M symbols) it reports
 
 Targets: >= 100,000 decisions/s on the cheap stages; 10x more guards costs <= 12x time;
 median Z3 query <= 5 ms. Sympy relations are built before any timing.
+
+Two scale sections (``--scale``, also run by default; ``--no-scale`` skips them):
+
+* union-find: per-operation cost of ``link`` / ``find`` / ``mark+undo`` at 10^3, 10^4, 10^5
+  links (chains, reverse chains, stars, balanced merges); flat means the ratio stays near 1;
+* a large problem (``streams.large_problem``): 10,000 symbols + 20,000 mixed facts (chains,
+  stars, derived dims, inequalities) loaded with ``assume`` (with and without example values),
+  then decisions/s and ``bounds`` time on it, each phase under a wall-clock cap (reported).
 """
 
 from __future__ import annotations
@@ -39,6 +47,7 @@ if __package__ in (None, ""):
 
 from benchmarks.streams import (  # noqa: E402
     CHEAP_STAGES,
+    large_problem,
     REAL_STREAMS_PATH,
     SLOW_STAGES,
     STAGES,
@@ -48,7 +57,9 @@ from benchmarks.streams import (  # noqa: E402
     replay_real,
     synthetic_stream,
 )
+from shapes import int_symbol  # noqa: E402
 from solver import Solver  # noqa: E402
+from solver.union_find import UnionFind  # noqa: E402
 
 FULL_SIZES = [(100, 10), (1_000, 10), (1_000, 100), (10_000, 100), (10_000, 1_000), (100_000, 1_000)]
 QUICK_SIZES = [(100, 10), (1_000, 10), (1_000, 100), (10_000, 100)]
@@ -293,6 +304,105 @@ def report(results: list[dict], real: list[dict], growth: list[dict]) -> dict:
             "z3_median_ms": z3_median, "z3_decide_median_ms": z3_dec_median}
 
 
+def _uf_pairs(shape: str, n: int) -> list[tuple[int, int]]:
+    if shape == "chain":
+        return [(i + 1, i) for i in range(n)]
+    if shape == "reverse_chain":
+        return [(i + 1, i) for i in reversed(range(n))]
+    if shape == "star":
+        return [(i + 1, 0) for i in range(n)]
+    pairs, step = [], 1  # balanced: pairs, then pairs of pairs, ...
+    while step <= n:
+        pairs += [(i + step, i) for i in range(0, n + 1 - step, 2 * step)]
+        step *= 2
+    return pairs[:n]
+
+
+def bench_union_find(sizes: tuple[int, ...] = (1_000, 10_000, 100_000)) -> list[dict]:
+    """Per-operation microseconds of link, find and a scoped link undone, as classes grow."""
+    out = []
+    for shape in ("chain", "reverse_chain", "star", "balanced"):
+        for n in sizes:
+            syms = [int_symbol(f"u{i}") for i in range(n + 1)]
+            pairs = _uf_pairs(shape, n)
+            uf = UnionFind()
+            for x in syms:
+                uf.add(x, (0, 10**9))
+            gc.collect()
+            t0 = time.perf_counter()
+            for a, b in pairs:
+                uf.link(syms[a], 1, syms[b], 0)
+            t1 = time.perf_counter()
+            for x in syms:
+                uf.find(x)
+            t2 = time.perf_counter()
+            probes = min(2_000, n)
+            for i in range(probes):  # a scope: link two fresh symbols into the big class, undo
+                mark = uf.mark()
+                extra = int_symbol(f"e{i}")
+                uf.add(extra, (0, 10**9))
+                uf.link(extra, 1, syms[i % n], 0)
+                uf.undo(mark)
+            t3 = time.perf_counter()
+            out.append({"shape": shape, "links": len(pairs), "link_us": (t1 - t0) / len(pairs) * 1e6,
+                        "find_us": (t2 - t1) / len(syms) * 1e6, "scope_us": (t3 - t2) / probes * 1e6})
+    return out
+
+
+def _capped(items: list, step, cap: float) -> tuple[int, float]:
+    t0 = time.perf_counter()
+    done = 0
+    for x in items:
+        step(x)
+        done += 1
+        if time.perf_counter() - t0 > cap:
+            break
+    return done, time.perf_counter() - t0
+
+
+def bench_large(n_symbols: int, n_facts: int, cap: float, seed: int) -> list[dict]:
+    """Load the large problem with and without example values; decisions and bounds on it."""
+    p = large_problem(n_symbols, n_facts, seed=seed)
+    out = []
+    for hints in (True, False):
+        gc.collect()
+        s = Solver()
+        t0 = time.perf_counter()
+        for d in p.symbols:
+            s.symbol(d.name, d.lo, d.hi, hint=d.value if hints else None)
+        declare_s = time.perf_counter() - t0
+        loaded, load_s = _capped([rel for _, rel in p.facts], s.assume, cap)
+        before = Counter(s.stats)
+        decided, decide_s = _capped(list(p.questions), s.decide, cap / 2)
+        stages = dict(Counter(s.stats) - before)
+        syms = [int_symbol(d.name) for d in p.symbols[:: max(1, n_symbols // 50)]]
+        bounded, bounds_s = _capped(syms, s.bounds, cap / 4)
+        out.append({"hints": hints, "symbols": n_symbols, "facts": n_facts, "declare_s": declare_s,
+                    "loaded": loaded, "load_s": load_s, "facts_per_s": _rate(loaded, load_s),
+                    "decided": decided, "decide_s": decide_s, "decisions_per_s": _rate(decided, decide_s),
+                    "decide_stages": stages, "bounds": bounded, "bounds_ms": bounds_s / max(1, bounded) * 1e3})
+    return out
+
+
+def report_scale(uf_rows: list[dict], large: list[dict]) -> None:
+    print("\n== union-find: microseconds per operation as classes grow (flat = ratio near 1) ==")
+    print(f"{'shape':>14} {'links':>7} {'link us':>8} {'find us':>8} {'scope us':>9}")
+    for r in uf_rows:
+        print(f"{r['shape']:>14} {r['links']:>7} {r['link_us']:>8.2f} {r['find_us']:>8.2f} {r['scope_us']:>9.2f}")
+    for shape in sorted({r["shape"] for r in uf_rows}):
+        rows = [r for r in uf_rows if r["shape"] == shape]
+        print(f"  {shape}: link cost x{rows[-1]['link_us'] / rows[0]['link_us']:.2f}, find x"
+              f"{rows[-1]['find_us'] / rows[0]['find_us']:.2f}, scope x{rows[-1]['scope_us'] / rows[0]['scope_us']:.2f} "
+              f"from {rows[0]['links']} to {rows[-1]['links']} links")
+    print("\n== large problem: assume, decide, bounds (each phase under a wall-clock cap) ==")
+    for r in large:
+        print(f"  {'with' if r['hints'] else 'without'} example values: declare {r['symbols']} symbols "
+              f"{r['declare_s']:.2f}s; facts {r['loaded']}/{r['facts']} in {r['load_s']:.1f}s "
+              f"({_fmt_rate(r['facts_per_s'])}/s); decisions {r['decided']} in {r['decide_s']:.1f}s "
+              f"({_fmt_rate(r['decisions_per_s'])}/s) {r['decide_stages']}; bounds {r['bounds']} calls, "
+              f"{r['bounds_ms']:.0f} ms each")
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="small sizes only (a few seconds)")
@@ -303,7 +413,20 @@ def main(argv: list[str] | None = None) -> int:
                     help="seconds of guard loop per size before repeats are dropped")
     ap.add_argument("--real", type=Path, default=REAL_STREAMS_PATH, help="real guard streams (jsonl)")
     ap.add_argument("--out", type=Path, default=None, help="write all figures as JSON")
+    ap.add_argument("--scale", action="store_true", help="only the scale sections")
+    ap.add_argument("--no-scale", action="store_true", help="skip the scale sections")
+    ap.add_argument("--large", type=str, default="10000x20000", help="large problem: symbols x facts")
+    ap.add_argument("--cap", type=float, default=60.0, help="seconds per large-problem phase")
     args = ap.parse_args(argv)
+    if not args.no_scale:
+        n_sym, n_facts = (int(v) for v in args.large.split("x"))
+        uf_rows = bench_union_find((1_000, 10_000) if args.quick else (1_000, 10_000, 100_000))
+        large = bench_large(n_sym, n_facts, args.cap, args.seed)
+        report_scale(uf_rows, large)
+        if args.scale:
+            if args.out:
+                args.out.write_text(json.dumps({"union_find": uf_rows, "large": large}, indent=1, default=str))
+            return 0
 
     sizes = QUICK_SIZES if args.quick else FULL_SIZES
     if args.sizes:

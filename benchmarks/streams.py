@@ -56,10 +56,13 @@ __all__ = [
     "replay_real",
     "RealReplay",
     "cheap_fraction",
+    "LargeProblem",
+    "large_problem",
 ]
 
-STAGES = ("cache", "union_find", "interval", "congruence", "boolean", "constant", "z3", "enumeration", "undecided")
-SLOW_STAGES = ("z3", "enumeration", "undecided")
+STAGES = ("cache", "union_find", "interval", "congruence", "boolean", "constant", "witness", "z3", "enumeration",
+          "undecided")
+SLOW_STAGES = ("witness", "z3", "enumeration", "undecided")
 CHEAP_STAGES = tuple(s for s in STAGES if s not in SLOW_STAGES)
 
 REAL_STREAMS_PATH = Path("/work/shared/data/torch213_guard_streams.jsonl")
@@ -259,6 +262,72 @@ def synthetic_stream(n_guards: int, n_symbols: int, seed: int = 0, *, const_frac
         guards.append((rel, hints[i]))
         kinds.append(kind)
     return GuardStream(f"synthetic-N{n_guards}-M{n_symbols}", seed, tuple(decls), tuple(guards), tuple(kinds))
+
+
+@dataclass(frozen=True)
+class LargeProblem:
+    """Many symbols, many mixed facts (true at ``symbols[i].value``) and questions about them."""
+
+    symbols: tuple[SymbolDecl, ...]
+    facts: tuple[tuple[str, sympy.Basic], ...]  # (kind, relation)
+    questions: tuple[sympy.Basic, ...]
+
+
+def large_problem(n_symbols: int, n_facts: int, seed: int = 0, n_questions: int = 2_000) -> LargeProblem:
+    """Chains (``s_i == s_j``), stars (``s_leaf == s_hub``), derived dims (``s_j == 2*s_i + 1``)
+    and inequalities (``s_a <= s_b + c``, ``s_a + s_b <= s_c + c``, ``s_a >= k``), all true at
+    one hidden example assignment; questions mix ranges, equalities and comparisons.
+
+    >>> p = large_problem(100, 200, seed=1, n_questions=10)
+    >>> len(p.symbols), len(p.facts), len(p.questions)
+    (100, 200, 10)
+    >>> all(evaluate(rel, {int_symbol(d.name): d.value for d in p.symbols}) for _, rel in p.facts)
+    True
+    """
+    rng = random.Random(seed)
+    syms = [int_symbol(f"s{i}") for i in range(n_symbols)]
+    val: dict[int, int] = {}
+    facts: list[tuple[str, sympy.Basic]] = []
+    order = list(range(n_symbols))
+    n_links = min(n_facts * 2 // 5, n_symbols - n_symbols // 10)
+    free = order[n_symbols // 10:]  # the first tenth are roots (hubs); the rest get linked
+    for i in order[: n_symbols // 10]:
+        val[i] = rng.randint(2, 512)
+    rng.shuffle(free)
+    for k in range(n_links):
+        new = free[k]
+        kind = rng.choices(["chain", "star", "derived"], [5, 3, 3])[0]
+        old = (new - 1 if kind == "chain" and new - 1 in val else rng.choice(order[: n_symbols // 10]))
+        if kind == "derived":
+            a, b = rng.choice([(2, 0), (2, 1), (1, 3), (4, 0)])
+            val[new] = a * val[old] + b
+            facts.append((kind, sympy.Eq(syms[new], a * syms[old] + b)))
+        else:
+            val[new] = val[old]
+            facts.append((kind, sympy.Eq(syms[new], syms[old])))
+    for i in order:
+        val.setdefault(i, rng.randint(2, 512))
+    known = list(val)
+    while len(facts) < n_facts:
+        a, b, c = (rng.choice(known) for _ in range(3))
+        kind = rng.choices(["le", "sum", "lower"], [5, 2, 2])[0]
+        if kind == "le":
+            slack = max(0, val[a] - val[b]) + rng.randint(0, 8)
+            facts.append(("ineq", sympy.Le(syms[a], syms[b] + slack)))
+        elif kind == "sum":
+            slack = max(0, val[a] + val[b] - val[c]) + rng.randint(0, 8)
+            facts.append(("ineq", sympy.Le(syms[a] + syms[b], syms[c] + slack)))
+        else:
+            facts.append(("lower", sympy.Ge(syms[a], max(1, val[a] - rng.randint(0, 64)))))
+    questions = []
+    for _ in range(n_questions):
+        a, b = rng.choice(known), rng.choice(known)
+        kind = rng.choice(["ge", "eq1", "le", "eq"])
+        k = val[a] + rng.randint(-20, 20)
+        questions.append({"ge": sympy.Ge(syms[a], k), "eq1": sympy.Eq(syms[a], 1), "le": sympy.Le(syms[a], syms[b]),
+                          "eq": sympy.Eq(syms[a], syms[b])}[kind])
+    decls = tuple(SymbolDecl(f"s{i}", 1, 10**6, val[i]) for i in range(n_symbols))
+    return LargeProblem(decls, tuple(facts[:n_facts]), tuple(questions))
 
 
 def declare(solver: Solver, stream: GuardStream, *, with_hints: bool = True) -> dict[str, sympy.Symbol]:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import sympy
 
-from solver import Reason, Solver
+from solver import Reason, Solver, suggest
 
 
 def main() -> None:
@@ -29,7 +29,7 @@ def main() -> None:
     print("\nviolations (guards the declared spec does not imply):")
     for v in s.violations():
         print("  ", v.fact.rel, "<-", v.fact.reason.describe())
-    fixes = s.suggest()
+    fixes = suggest(s)
     print(f"\nsuggested fixes (verified={fixes.verified}):")
     for fix in fixes:
         why = "; ".join(r.describe() for r in fix.reasons)

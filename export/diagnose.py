@@ -31,7 +31,7 @@ from shapes.spec import InputDim
 from shapes.printing import to_python
 from shapes.relation import is_relation
 from shapes.spec import dynamic_dim as classic_dim
-from solver import Fact
+from solver import Fact, suggest, to_json
 from solver.fixes import Fixes, SpecializeFix
 from shapes.affine import Affine, linear_terms
 
@@ -288,7 +288,7 @@ def _static_fixes(trace: Trace, retry: Retry | None, dims: list[InputDim]) -> Su
 
 def _json(trace: Trace) -> str | None:
     try:
-        return trace.solver.to_json()
+        return to_json(trace.solver)
     except Exception:  # noqa: BLE001
         return None
 
@@ -297,7 +297,7 @@ def _fixes(trace: Trace, retry: Retry | None) -> SuggestedFixes:
     inputs = trace.inputs
     policy = floor_policy(trace)
     solver = trace.solver.replica(kinds=("spec", "guard", "trace_assumption"), keep=policy.about_inputs)
-    records = solver.suggest()
+    records = suggest(solver)
     fixed = apply_fixes(trace, records)
     verified = False
     for _ in range(3):

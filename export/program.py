@@ -28,7 +28,7 @@ from export.inputs import Inputs
 from export.trace import Trace
 from shapes.printing import to_python
 from shapes.spec import InputDim
-from solver import Solver
+from solver import Solver, to_json
 
 __all__ = ["SymshapeProgram", "Report", "finish", "save", "load"]
 
@@ -157,7 +157,7 @@ def _attach(ep: ExportedProgram, equalities: list[tuple[InputDim, InputDim]], re
 
 def _problem(s: Solver) -> str | None:
     try:
-        return s.to_json()
+        return to_json(s)
     except Exception:  # noqa: BLE001 - the program stays usable without the problem
         return None
 

@@ -1,11 +1,11 @@
 """solver: the symbolic-shape constraint engine (no torch).
 
 Equality classes by an affine union-find, interval ranges, congruences and Z3 last;
-three-valued answers; every fact with its reason; fixes as verified data; JSON problems.
-Re-exports only.
+three-valued answers; every fact with its reason; fixes as verified data
+(``suggest(s)``); JSON problems (``to_json(s)``, ``from_json(text)``). Re-exports only.
 """
 
-from solver.codec import FactSpec, GuardSpec, Problem, SymbolSpec
+from solver.codec import FactSpec, GuardSpec, Problem, SymbolSpec, from_json, to_json
 from solver.engine import GuardRecord, Solver, SymbolInfo, Violation
 from solver.errors import (
     ContradictionError,
@@ -15,6 +15,7 @@ from solver.errors import (
     UndecidedGuardError,
     UnknownSymbolError,
 )
+from solver.fixes import Fixes, suggest
 from solver.protocol import (
     Session,
     answers_from_solver,
@@ -29,6 +30,7 @@ __all__ = [
     "ContradictionError",
     "Fact",
     "FactSpec",
+    "Fixes",
     "GuardRecord",
     "GuardSpec",
     "HintMismatchError",
@@ -45,8 +47,11 @@ __all__ = [
     "UnknownSymbolError",
     "Violation",
     "answers_from_solver",
+    "from_json",
     "problem_from_solver",
     "replay",
     "serve",
     "solver_from_problem",
+    "suggest",
+    "to_json",
 ]

@@ -1,4 +1,4 @@
-"""Versioned JSON problems: the data layer under ``Solver.to_json`` / ``Solver.from_json``.
+"""Versioned JSON problems: :func:`to_json` / :func:`from_json` and the data layer under them.
 
 A *problem* is what a solver was told: its symbols, its facts (with reasons) and the ordered
 guard stream (with hints). This module turns a solver's record into a :class:`Problem`
@@ -6,8 +6,8 @@ guard stream (with hints). This module turns a solver's record into a :class:`Pr
 :meth:`Problem.from_dict`, :func:`dumps`, :func:`loads`), and replays a problem into a fresh
 solver (:func:`restore`).
 
-It never imports :mod:`solver.engine` at run time (the engine imports *this* module to
-offer ``to_json`` / ``from_json``), and it never evaluates code: relations are read by
+Imports go one way: this module uses :mod:`solver.engine`, never the reverse. It never
+evaluates code: relations are read by
 :func:`shapes.parse.parse_expr`, restricted to the declared symbol names. Every malformed
 input raises :class:`solver.errors.ProtocolError` naming the field path.
 
@@ -33,7 +33,7 @@ import keyword
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import sympy
 
@@ -45,12 +45,13 @@ from shapes.relation import is_relation, negate
 from solver.errors import LimitError, ProtocolError, SolverError
 from solver.truth import REASON_KINDS, Fact, Reason, Truth
 
-if TYPE_CHECKING:
-    from solver.engine import GuardRecord, Solver
+from solver.engine import DEFAULT_ENUM_LIMIT, DEFAULT_RLIMIT, GuardRecord, Solver
 
 __all__ = [
     "PROBLEM_FORMAT",
     "PROBLEM_VERSION",
+    "to_json",
+    "from_json",
     "DECLARED",
     "SymbolSpec",
     "FactSpec",
@@ -515,3 +516,25 @@ def _entry(path: str) -> Iterator[None]:
         raise
     except (SolverError, ShapesError) as exc:  # HintMismatch, Contradiction, UndecidedGuard, ...
         raise _fail(path, str(exc)) from exc
+
+
+def to_json(solver: Solver, indent: int | None = None) -> str:
+    """The problem ``solver`` was told (symbols, facts, guard stream) as versioned JSON.
+
+    >>> import sympy
+    >>> s = Solver(); n = s.symbol("n", 1, 8, hint=4)
+    >>> s.guard(sympy.Ge(n, 2), True)
+    True
+    >>> t = from_json(to_json(s))
+    >>> t.bounds(n), [g.decided for g in t.guards]
+    ((2, 8), [<Truth.UNKNOWN: 'unknown'>])
+    """
+    return dumps(capture(solver), indent)
+
+
+def from_json(text: str | bytes, *, rlimit: int = DEFAULT_RLIMIT, enum_limit: int = DEFAULT_ENUM_LIMIT) -> Solver:
+    """Replay a JSON problem into a new solver.
+
+    Never evaluates code; malformed input raises ProtocolError naming the field.
+    """
+    return restore(loads(text), Solver(rlimit=rlimit, enum_limit=enum_limit))

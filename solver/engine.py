@@ -26,8 +26,7 @@ import sympy
 from shapes.errors import UnsupportedExpressionError
 from shapes.expr import FloorDiv, canonical, canonical_name, check_supported, evaluate, int_symbol
 from shapes.relation import BOOL_TYPES, RELATION_TYPES, as_difference, is_relation, negate
-from solver import codec, enumeration, periodic, stages
-from solver.fixes import Fixes, synthesize
+from solver import enumeration, periodic, propagate, stages
 from solver.congruence import solve_linear
 from solver.errors import (
     ContradictionError,
@@ -36,18 +35,45 @@ from solver.errors import (
     UndecidedGuardError,
     UnknownSymbolError,
 )
-from solver.interval import Endpoint, Interval, bound
-from solver.smt import DEFAULT_RLIMIT, Smt
+from solver.bounds import minimum
+from solver.interval import Endpoint, Interval, bound, ceil, floor
+from solver.memo import Clock, Memo
+from solver.smt import DEFAULT_RLIMIT, Budget, Smt
+from solver.stages import Question, Stage, View
 from solver.truth import Fact, Reason, Truth
 from solver.union_find import UnionFind
+from solver.witness import Klass, other_point
 
 __all__ = ["Solver", "SymbolInfo", "GuardRecord", "Violation", "DEFAULT_ENUM_LIMIT"]
 
 DEFAULT_ENUM_LIMIT = 20_000
+_SMALL_COMPONENT = 400  # facts + classes below which bounds get a Z3 solver of their own
 _SETTLED = Reason("guard", None, None, "settled by the facts")
 DECLARED = "declared range"  # Reason.op of the facts that Solver.symbol records
 _RELATION_OF = {"==": sympy.Eq, "!=": sympy.Ne, ">=": sympy.Ge}
 _FAST_OPS = {sympy.Eq: "==", sympy.Ne: "!=", sympy.Ge: ">=", sympy.Gt: ">", sympy.Le: "<=", sympy.Lt: "<"}
+# the stages a rooted normal form runs through, cheapest first, with the label stats credit
+_PIPELINE: tuple[tuple[str, Stage], ...] = (
+    ("union_find", stages.by_constant), ("interval", stages.by_interval), ("interval", stages.by_exact),
+    ("congruence", stages.by_congruence))
+# after the congruences folded Mod/FloorDiv away
+_FOLDED: tuple[tuple[str, Stage], ...] = (
+    ("congruence", stages.by_constant), ("congruence", stages.by_interval), ("congruence", stages.by_congruence))
+
+
+def _both(ge: sympy.Basic, le: sympy.Basic) -> sympy.Basic:
+    """``And(sym >= lo, sym <= hi)``, equal to sympy's, built the way ``LatticeOp`` builds it
+    but without re-sorting the arguments and asking sympy's assumptions about them (``>=``
+    before ``<=`` is the canonical order), which cost more than the rest of a declaration.
+
+    >>> from shapes import int_symbol
+    >>> n = int_symbol("n")
+    >>> _both(sympy.Ge(n, -2), sympy.Le(n, 9)) == sympy.And(sympy.Ge(n, -2), sympy.Le(n, 9))
+    True
+    """
+    rel = sympy.Basic.__new__(sympy.And, ge, le)
+    rel._argset = frozenset((ge, le))
+    return rel
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,16 +118,14 @@ class Solver:
         self._by_name: dict[str, sympy.Symbol] = {}
         self._facts: list[Fact] = []
         self._residual: list[int] = []
+        self._mentions: dict[sympy.Symbol, list[int]] = {}  # symbol -> residual facts naming it
         self._guards: list[GuardRecord] = []
-        self._cache: dict[sympy.Basic, Truth] = {}  # TRUE/FALSE answers: more facts never change them
-        self._open: dict[sympy.Basic, Truth] = {}  # UNKNOWN answers: void after each new fact
-        self._links_seen = 0
-        self._norm: dict[sympy.Basic, tuple[str, sympy.Expr]] = {}  # rooted relation -> normal form
-        self._minmax: dict[sympy.Basic, sympy.Basic] = {}  # relation -> Min/Max pruned
         self._hints: dict[sympy.Symbol, int] = {}
-        self._root_form: dict[sympy.Basic, sympy.Basic] = {}
-        self._dirty: set[sympy.Symbol] | None = None
         self._hints_ok = True
+        self._forgets = 0  # scopes ended (facts removed)
+        self._learns = 0  # facts added
+        self._memo = Memo(self._clock)
+        self._view = View(self._uf.range_of, self._uf.data, self._clean)
         self._scopes: list[tuple[int, int, int, int, bool]] = []
         self.stats: Counter[str] = Counter()
 
@@ -136,9 +160,12 @@ class Solver:
         self._symbols[sym] = info
         self._by_name[name] = sym
         self._uf.add(sym, (-math.inf if lo is None else lo, math.inf if hi is None else hi))
-        parts = ([sympy.Ge(sym, lo)] if lo is not None else []) + ([sympy.Le(sym, hi)] if hi is not None else [])
+        # unevaluated: an integer symbol against an int never folds, and evaluating asks sympy's
+        # (slow, uncached for a new symbol) assumption system
+        parts = ([sympy.Ge(sym, lo, evaluate=False)] if lo is not None else []) + (
+            [sympy.Le(sym, hi, evaluate=False)] if hi is not None else [])
         if parts:
-            rel = sympy.And(*parts)
+            rel = _both(*parts) if len(parts) == 2 else parts[0]
             text = f"{source or name} in [{lo if lo is not None else '-inf'}, {hi if hi is not None else 'inf'}]"
             self._facts.append(Fact(rel, Reason("spec", text, op=DECLARED), len(self._facts)))
             self._smt.add(rel)
@@ -179,8 +206,13 @@ class Solver:
                 raise UnknownSymbolError(f"{what} {prepared} mentions {s}, which was never declared with Solver.symbol")
         return prepared
 
+    def _clock(self) -> Clock:
+        """The state counters the memo reads (see :mod:`solver.memo`)."""
+        return (self._forgets + self._uf.undos, self._learns, self._uf.links)
+
     def _to_roots(self, e: sympy.Basic) -> sympy.Basic:
-        hit = self._root_form.get(e)
+        table = self._memo.rooted
+        hit = table.get(e)
         if hit is not None:
             return hit
         subs = {}
@@ -188,37 +220,23 @@ class Solver:
             root, a, b = self._uf.find(s)
             if root is not s:
                 subs[s] = a * root + b
-        out = e.xreplace(subs) if subs else e
-        self._root_form[e] = out
+        if not subs:
+            out = e
+        elif isinstance(e, RELATION_TYPES):  # rebuilt unevaluated: sympy's relational evaluation is slow
+            out = type(e)(e.lhs.xreplace(subs), e.rhs.xreplace(subs), evaluate=False)
+        else:
+            out = e.xreplace(subs)
+        table[e] = out
         return out
-
-    def _invalidate(self) -> None:
-        """Forget every derived answer (facts were removed: a scope ended)."""
-        self._norm.clear()
-        self._minmax.clear()
-        self._cache.clear()
-        self._open.clear()
-        self._root_form.clear()
-        self._dirty = None
-
-    def _learned(self, residual: int | None) -> None:
-        """A fact was added: settled answers stay valid, open ones may not."""
-        self._open.clear()
-        find = self._uf.find
-        if self._uf.links != self._links_seen:
-            self._links_seen = self._uf.links
-            self._root_form.clear()
-            if self._dirty is not None:  # links only merge classes: a dirty class stays dirty
-                self._dirty = {find(r)[0] for r in self._dirty}
-        if residual is not None and self._dirty is not None:
-            self._dirty |= {find(s)[0] for s in self._facts[residual].rel.free_symbols}
 
     # -- facts -------------------------------------------------------------------------
     def assume(self, rel: sympy.Basic, reason: Reason | None = None) -> None:
         """Add a fact. A fact that contradicts the known facts raises ContradictionError."""
         rel = self._prepare(rel, "fact")
         reason = reason or Reason.spec(str(rel))
-        if not self._absorbs_cleanly(rel) and self.decide(rel) is Truth.FALSE:
+        # consistent when it holds at the example point (which satisfies every fact so far), or
+        # when the union-find alone takes it; else ask
+        if self._value_at_hints(rel) is not True and not self._absorbs_cleanly(rel) and self.decide(rel) is Truth.FALSE:
             raise self._contradiction(rel, reason)
         self._add_fact(rel, reason)
 
@@ -226,14 +244,13 @@ class Solver:
         """Whether the union-find alone can take ``rel`` and judge its consistency: it folds
         into classes no residual fact touches, whose data (range, congruence, holes) then
         describes them exactly, so an empty meet is the only possible contradiction."""
-        if not rel.free_symbols or {self._uf.find(x)[0] for x in rel.free_symbols} & self._dirty_roots():
+        if not rel.free_symbols or not all(self._clean(self._uf.find(x)[0]) for x in rel.free_symbols):
             return False
         mark = self._uf.mark()
         try:
             return self._absorb(rel) is True
         finally:
             self._uf.undo(mark)
-            self._root_form.clear()
 
     def _contradiction(self, rel: sympy.Basic, reason: Reason) -> ContradictionError:
         core = self._smt.core([f.rel for f in self._facts], rel)
@@ -244,18 +261,19 @@ class Solver:
     def _add_fact(self, rel: sympy.Basic, reason: Reason) -> None:
         mark = self._uf.mark()
         absorbed = self._absorb(rel)
-        if absorbed is None:
+        if absorbed is None or (absorbed is False and not self._propagate(rel)):
             self._uf.undo(mark)
             raise self._contradiction(rel, reason)
         self._facts.append(Fact(rel, reason, len(self._facts)))
         self._smt.add(rel)
-        residual = None
         if not absorbed:
-            residual = len(self._facts) - 1
-            self._residual.append(residual)
+            self._residual.append(len(self._facts) - 1)
+            for sym in rel.free_symbols:
+                self._uf.touch(sym)
+                self._mentions.setdefault(sym, []).append(len(self._facts) - 1)
         if self._hints_ok:
             self._hints_ok = bool(evaluate(rel, self._hints))
-        self._learned(residual)
+        self._learns += 1
 
     def _absorb(self, rel: sympy.Basic) -> bool | None:
         """Fold a fact into the union-find: True absorbed, False kept for later stages, None conflict."""
@@ -268,18 +286,22 @@ class Solver:
             return None if None in results else all(results)
         if not isinstance(rel, RELATION_TYPES):
             return False
-        self._root_form.clear()
+        flat = self._linear(rel)
+        if flat is not None:
+            if isinstance(flat, bool):
+                return True if flat else None
+            return self._absorb_linear(*flat)
         rooted = self._to_roots(rel)
         if rooted is sympy.true or rooted is sympy.false:
             return True if rooted is sympy.true else None
-        op, d = self._normal_form(rooted)
-        if d.is_Integer:
-            return True if stages.by_constant(op, d) is Truth.TRUE else None
-        lin = stages.linear_terms(d)
+        q = self._normal_form(rooted)
+        if q.lhs.is_Integer:
+            return True if stages.by_constant(q, self._view) is Truth.TRUE else None
+        lin = stages.linear_terms(q.lhs)
         if lin is not None:
-            return self._absorb_linear(op, *lin)
-        absorbed = self._absorb_mod(d) if op == "==" else False
-        return self._absorb_periodic(op, d) if absorbed is False else absorbed
+            return self._absorb_linear(q.op, *lin)
+        absorbed = self._absorb_mod(q.lhs) if q.op == "==" else False
+        return self._absorb_periodic(q.op, q.lhs) if absorbed is False else absorbed
 
     def _absorb_linear(self, op: str, coeffs: dict[sympy.Symbol, int], const: int) -> bool | None:
         uf = self._uf
@@ -292,9 +314,8 @@ class Solver:
                 return True if uf.restrict(r, (-const // a, -const // a)) else None
             if op == "!=":
                 return True if const % a or uf.exclude(r, -const // a) else None
-            # a*r + const >= 0
-            rng: Interval = (math.ceil(sympy.Rational(-const, a)), math.inf) if a > 0 else (
-                -math.inf, math.floor(sympy.Rational(-const, a)))
+            # a*r + const >= 0: r >= ceil(-const/a) for a > 0, r <= floor(-const/a) for a < 0
+            rng: Interval = (-(const // a), math.inf) if a > 0 else (-math.inf, (-const) // a)
             return True if uf.restrict(r, rng) else None
         if len(items) == 2 and op == "==":
             (r1, a1), (r2, a2) = sorted(items, key=lambda t: self._order(t[0]), reverse=True)
@@ -346,6 +367,38 @@ class Solver:
         data = self._uf.data(root)
         return data.range, data.cong
 
+    def _linear(self, rel: sympy.Basic) -> tuple[str, dict[sympy.Symbol, int], int] | bool | None:
+        """A linear relation over the class leaders: ``(op, coeffs, const)`` meaning
+        ``sum(coeffs[r] * r) + const op 0``, a bool when it is constant there, None when not
+        linear. Read off the sympy tree and the union-find with no sympy arithmetic."""
+        form = stages.linear_form(rel)
+        if form is None:
+            return None
+        op, coeffs, const = form
+        rooted: dict[sympy.Symbol, int] = {}
+        for sym, a in coeffs.items():
+            root, c, b = self._uf.find(sym)
+            rooted[root] = rooted.get(root, 0) + a * c
+            const += a * b
+        return stages.linear_normal(op, rooted, const)
+
+    def _propagate(self, rel: sympy.Basic) -> bool:
+        """Narrow class ranges through ``rel`` and the residual facts it reaches (see
+        :mod:`solver.propagate`); False when a range comes out empty (a contradiction)."""
+        todo, visits = [rel], 0
+        while todo and visits < propagate.MAX_VISITS:
+            lin = self._linear(todo.pop())
+            visits += 1
+            if lin is None or isinstance(lin, bool) or lin[0] == "!=":
+                continue
+            for root, rng in propagate.implied(lin[0], lin[1], lin[2], self._uf.range_of).items():
+                before = self._uf.range_of(root)
+                if not self._uf.restrict(root, rng):
+                    return False
+                if self._uf.range_of(root) != before:
+                    todo += [self._facts[i].rel for m in self._uf.members(root) for i in self._mentions.get(m, ())]
+        return True
+
     def _order(self, sym: sympy.Symbol) -> int:
         return self._symbols[sym].order
 
@@ -354,9 +407,9 @@ class Solver:
         """TRUE if ``rel`` holds for every assignment satisfying the facts, FALSE if for none,
         else UNKNOWN (also when the budget runs out: never a guess)."""
         if isinstance(rel, sympy.Basic):
-            hit = self._cache.get(rel)
+            hit = self._memo.answers.get(rel)
             if hit is None:
-                hit = self._open.get(rel)
+                hit = self._memo.open.get(rel)
             if hit is not None:
                 self.stats["cache"] += 1
                 return hit
@@ -368,7 +421,7 @@ class Solver:
                     f"decide expects a relation (Eq, Ne, Lt, Le, Gt, Ge, And, Or, Not), got the expression {prepared}")
             truth, stage = self._decide(prepared)
             self.stats[stage] += 1
-        (self._open if truth is Truth.UNKNOWN else self._cache)[rel] = truth
+        (self._memo.open if truth is Truth.UNKNOWN else self._memo.answers)[rel] = truth
         return truth
 
     def _decide_fast(self, rel: object) -> Truth | None:
@@ -408,13 +461,11 @@ class Solver:
         return t
 
     def _exact_or_none(self, root: sympy.Symbol, t: Truth) -> Truth | None:
-        return t if root not in self._dirty_roots() else None
+        return t if self._clean(root) else None
 
-    def _dirty_roots(self) -> set[sympy.Symbol]:
-        """Roots of the symbols that residual (not absorbed) facts mention."""
-        if self._dirty is None:
-            self._dirty = {self._uf.find(s)[0] for i in self._residual for s in self._facts[i].rel.free_symbols}
-        return self._dirty
+    def _clean(self, root: sympy.Symbol) -> bool:
+        """Whether no residual (not absorbed) fact mentions ``root``'s class."""
+        return not self._uf.data(root).residual
 
     def _decide(self, rel: sympy.Basic) -> tuple[Truth, str]:
         if rel is sympy.true or rel is sympy.false:
@@ -424,13 +475,14 @@ class Solver:
             if t is not None:
                 return t, "boolean"
             return self._decide_smt(rel)
-        t = stages.by_sides(rel, self._uf.range_of)
+        t = stages.by_interval(Question.of(rel), self._view)
         if t is not None:
             return t, "interval"
         if rel.has(sympy.Min, sympy.Max):
-            simpler = self._minmax.get(rel)
-            if simpler is None:  # ranges only narrow: a simplification stays valid (scopes clear it)
-                simpler = self._minmax[rel] = stages.simplify_minmax(rel, self._uf.range_of)
+            table = self._memo.minmax
+            simpler = table.get(rel)
+            if simpler is None:  # ranges only narrow: a simplification stays valid
+                simpler = table[rel] = stages.simplify_minmax(rel, self._uf.range_of)
             if simpler is not rel and simpler != rel:
                 if simpler is sympy.true or simpler is sympy.false:
                     return Truth.of(simpler is sympy.true), "interval"
@@ -438,37 +490,29 @@ class Solver:
         rooted = self._to_roots(rel)
         if rooted is sympy.true or rooted is sympy.false:
             return Truth.of(rooted is sympy.true), "union_find"
-        op, d = self._normal_form(rooted)
-        t = stages.by_constant(op, d)
-        if t is not None:
-            return t, "union_find"
-        lookup = self._range_lookup
-        t = stages.by_interval(op, d, lookup)
-        if t is not None:
-            return t, "interval"
-        t = self._exact_single(op, d)
-        if t is not None:
-            return t, "interval"
-        t = stages.by_congruence(op, d, self._cong_lookup)
-        if t is not None:
-            return t, "congruence"
-        folded = stages.fold_modular(d, self._cong_lookup)
-        if folded is not d:
-            for stage in (stages.by_constant, stages.by_interval, stages.by_congruence):
-                args = (op, folded) if stage is stages.by_constant else (
-                    op, folded, lookup if stage is stages.by_interval else self._cong_lookup)
-                t = stage(*args)  # type: ignore[operator]
-                if t is not None:
-                    return t, "congruence"
-        return self._decide_smt(rel)
+        q = self._normal_form(rooted)
+        found = self._run(_PIPELINE, q)
+        if found is None:
+            folded = stages.fold_modular(q.lhs, self._cong_lookup)
+            if folded is not q.lhs:
+                found = self._run(_FOLDED, Question(q.op, folded))
+        return found if found is not None else self._decide_smt(rel)
 
-    def _normal_form(self, rooted: sympy.Basic) -> tuple[str, sympy.Expr]:
-        """``(op, d)`` for a rooted relation, memoized: facts only narrow ranges, so a form
-        computed earlier stays equivalent (scopes clear the memo when they end)."""
-        hit = self._norm.get(rooted)
+    def _run(self, pipeline: tuple[tuple[str, Stage], ...], q: Question) -> tuple[Truth, str] | None:
+        """The first answer of the stages in order, with its label."""
+        for label, stage in pipeline:
+            t = stage(q, self._view)
+            if t is not None:
+                return t, label
+        return None
+
+    def _normal_form(self, rooted: sympy.Basic) -> Question:
+        """The normal-form question of a rooted relation, memoized: facts only narrow
+        ranges, so a form computed earlier stays equivalent."""
+        table = self._memo.normal
+        hit = table.get(rooted)
         if hit is None:
-            hit = stages.normalize(*as_difference(rooted), self._range_lookup)
-            self._norm[rooted] = hit
+            hit = table[rooted] = Question(*stages.normalize(*as_difference(rooted), self._range_lookup))
         return hit
 
     def _range_lookup(self, root: sympy.Symbol) -> Interval:
@@ -476,37 +520,6 @@ class Solver:
 
     def _cong_lookup(self, root: sympy.Symbol) -> tuple[int, int]:
         return self._uf.data(root).cong
-
-    def _exact_single(self, op: str, d: sympy.Expr) -> Truth | None:
-        """UNKNOWN for linear ``d op 0`` over independent clean classes when both outcomes
-        occur (intervals having failed to decide it)."""
-        lin = stages.linear_terms(d)
-        if lin is None or not lin[0]:
-            return None
-        coeffs, c = lin
-        dirty = self._dirty_roots()
-        if any(r in dirty for r in coeffs):
-            return None
-        if op == ">=":
-            # the corners of the box are feasible (range ends are feasible values of a clean
-            # class, and the classes are independent): d's extremes occur on both sides of 0
-            return Truth.UNKNOWN
-        if len(coeffs) == 1:
-            (r, a), = coeffs.items()
-            data = self._uf.data(r)
-            if (-c) % a or ((-c) // a) in data.excluded:
-                return None  # intervals/congruences will say FALSE/TRUE
-            v = (-c) // a
-            lo, hi = data.range
-            if lo <= v <= hi and (v - data.cong[1]) % data.cong[0] == 0 and lo != hi:
-                return Truth.UNKNOWN
-            return None
-        if all(abs(a) == 1 and self._uf.data(r).exact for r, a in coeffs.items()):
-            # unit coefficients over gap-free ranges: d takes every integer in [lo, hi]
-            lo, hi = bound(d, self._range_lookup)
-            if lo <= 0 <= hi and lo < hi:
-                return Truth.UNKNOWN
-        return None
 
     def _decide_bool(self, rel: sympy.Basic) -> Truth | None:
         if isinstance(rel, sympy.Not):
@@ -525,6 +538,9 @@ class Solver:
         z = self._smt
         term = z.translate(rel)
         at_hint = self._value_at_hints(rel)
+        seen = z.witnessed(rel) | ({at_hint} if at_hint is not None else set())
+        if len(seen) == 2 or (at_hint is not None and self._moved_witness(rel)):
+            return Truth.UNKNOWN, "witness"  # two points satisfying every fact disagree on rel
         neg_first = at_hint is not False  # the hint point is a witness for rel when True
         first = z.check([z.negation(term)] if neg_first else [term])
         if first == "unsat":
@@ -542,6 +558,23 @@ class Solver:
         if enumerated is not None:
             return enumerated, "enumeration"
         return Truth.UNKNOWN, "undecided"
+
+    def _moved_witness(self, rel: sympy.Basic) -> bool:
+        """Whether moving one class of ``rel`` off the example point (see :mod:`solver.witness`)
+        gives a feasible point where ``rel`` differs. Only valid while the hints hold."""
+        leaders = sorted({self._uf.find(x)[0] for x in rel.free_symbols}, key=self._order)
+        classes = [Klass(r, tuple((m, *self._uf.find(m)[1:]) for m in self._uf.members(r)), self._uf.data(r))
+                   for r in leaders[:3]]
+
+        def facts_of(leader: sympy.Symbol) -> Iterator[sympy.Basic]:
+            seen: set[int] = set()
+            for m in self._uf.members(leader):
+                for i in self._mentions.get(m, ()):
+                    if i not in seen:
+                        seen.add(i)
+                        yield self._facts[i].rel
+
+        return other_point(rel, self._hints, classes, facts_of) is not None
 
     def _value_at_hints(self, rel: sympy.Basic) -> bool | None:
         if not self._hints_ok:
@@ -604,28 +637,6 @@ class Solver:
             return Reason.guard(str(rel))
         return reason if isinstance(reason, Reason) else reason()
 
-    # -- serialization -----------------------------------------------------------------------
-    def to_json(self, indent: int | None = None) -> str:
-        """The problem this solver was told (symbols, facts, guard stream) as versioned JSON.
-
-        >>> s = Solver(); n = s.symbol("n", 1, 8, hint=4)
-        >>> s.guard(sympy.Ge(n, 2), True)
-        True
-        >>> t = Solver.from_json(s.to_json())
-        >>> t.bounds(n), [g.decided for g in t.guards]
-        ((2, 8), [<Truth.UNKNOWN: 'unknown'>])
-        """
-        return codec.dumps(codec.capture(self), indent)
-
-    @classmethod
-    def from_json(cls, text: str | bytes, *, rlimit: int = DEFAULT_RLIMIT,
-                  enum_limit: int = DEFAULT_ENUM_LIMIT) -> Solver:
-        """Replay a JSON problem (see :mod:`solver.codec`) into a new solver.
-
-        Never evaluates code; malformed input raises ProtocolError naming the field.
-        """
-        return codec.restore(codec.loads(text), cls(rlimit=rlimit, enum_limit=enum_limit))
-
     # -- scopes ------------------------------------------------------------------------------
     @contextmanager
     def assuming(self, rel: sympy.Basic, reason: Reason | None = None) -> Iterator[None]:
@@ -647,46 +658,57 @@ class Solver:
         finally:
             uf_mark, n_facts, n_res, n_guards, hints_ok, n_symbols = state
             self._uf.undo(uf_mark)
+            for i in self._residual[n_res:]:
+                for sym in self._facts[i].rel.free_symbols:
+                    self._mentions[sym].pop()
             del self._facts[n_facts:], self._residual[n_res:], self._guards[n_guards:]
             for sym in list(self._symbols)[n_symbols:]:  # symbols declared inside the scope
                 del self._by_name[sym.name], self._symbols[sym]
                 self._hints.pop(sym, None)
             self._hints_ok = hints_ok
             self._smt.pop()
-            self._invalidate()
+            self._forgets += 1
 
     # -- final state -------------------------------------------------------------------------
     def bounds(self, expr: sympy.Basic) -> tuple[int | None, int | None]:
-        """Tight ``(lo, hi)`` of ``expr`` over the facts; None for an unbounded side.
+        """Sound ``(lo, hi)`` of ``expr`` over the facts; None for an unbounded side.
 
-        Exact when the class data describes the expression (one clean class), else by Z3
-        optimization or enumeration; if both give up, the sound interval is returned.
+        Exact when the class data describes the expression (one clean class); else the
+        interval is narrowed by bisection with Z3 checks within one budget (see
+        :mod:`solver.bounds`), then by enumeration of a small component. Exact whenever a
+        search completes; loose but sound when the budget ends.
         """
         expr = self._prepare(expr, "expression")
         d = self._to_roots(expr)
         lo, hi = bound(d, self._range_lookup)
+        lo, hi = ceil(lo), floor(hi)
         lin = stages.linear_terms(sympy.expand(d)) if not d.is_Integer else ({}, int(d))
-        exact = lin is not None and all(r not in self._dirty_roots() for r in lin[0]) and len(lin[0]) <= 1
-        if not exact:
-            lo, hi = self._optimized(expr, lo, hi)
+        exact = lin is not None and all(self._clean(r) for r in lin[0]) and len(lin[0]) <= 1
+        if not exact and lo != hi:
+            lo, hi = self._narrowed(d, lo, hi)
         return (None if isinstance(lo, float) else int(lo), None if isinstance(hi, float) else int(hi))
 
-    def _optimized(self, expr: sympy.Basic, lo: Endpoint, hi: Endpoint) -> tuple[Endpoint, Endpoint]:
-        facts = [f.rel for f in self._facts]
-        found: list[Endpoint | None] = []
-        for minimize in (True, False):
-            v = self._smt.optimize(facts, expr, minimize)
-            found.append((-math.inf if minimize else math.inf) if v == "unbounded" else v if isinstance(v, int) else None)
-        if None in found:
-            enumerated = self._enumerated_bounds(expr)
-            if enumerated is not None:
-                return enumerated
-        return (lo if found[0] is None else found[0], hi if found[1] is None else found[1])
+    def _narrowed(self, d: sympy.Expr, lo: Endpoint, hi: Endpoint) -> tuple[Endpoint, Endpoint]:
+        """Bisection over the component of ``d`` (in root form), then enumeration."""
+        roots, facts = self._component(d)
+        encoding = None  # a large component: the incremental solver already holds every fact
+        if len(facts) + len(roots) <= _SMALL_COMPONENT:
+            encoding = [self._to_roots(f.rel) for f in facts] + [self._class_term(r) for r in roots]
+        budget = Budget(self._smt.rlimit)
+        new_lo, lo_done = minimum(self._smt.prober(encoding, d, budget), lo)
+        neg_hi, hi_done = minimum(self._smt.prober(encoding, -d, budget), -hi)
+        new_hi = -neg_hi
+        if not (lo_done and hi_done):  # a side the search did not close: try enumeration
+            values = enumeration.component_values(self._uf, roots, self._enum_limit)
+            found = None if values is None else enumeration.bounds_by_enumeration(d, facts, values)
+            if found is not None:
+                return found
+        return (max(lo, new_lo), min(hi, new_hi))
 
-    def _enumerated_bounds(self, expr: sympy.Basic) -> tuple[int, int] | None:
-        roots, facts = self._component(expr)
-        values = enumeration.component_values(self._uf, roots, self._enum_limit)
-        return None if values is None else enumeration.bounds_by_enumeration(expr, facts, values)
+    def _class_term(self, root: sympy.Symbol) -> object:
+        """What the union-find knows of ``root`` (range, congruence, holes) as a Z3 term."""
+        data = self._uf.data(root)
+        return self._smt.class_term(root, *data.range, data.cong, sorted(data.excluded))
 
     def classes(self) -> tuple[tuple[sympy.Symbol, ...], ...]:
         """Equality classes of the declared symbols (singletons included), in declaration order."""
@@ -698,11 +720,9 @@ class Solver:
 
     def _merge_implied_equalities(self, groups: list[list[sympy.Symbol]]) -> list[list[sympy.Symbol]]:
         """Join groups whose equality only the later stages see (e.g. from ``x <= y, y <= x``)."""
-        dirty = self._dirty_roots()
-
         def open_question(g: list[sympy.Symbol]) -> bool:
             lo, hi = self._uf.range_of(g[0])
-            return self._uf.find(g[0])[0] in dirty or lo == hi
+            return not self._clean(self._uf.find(g[0])[0]) or lo == hi
 
         candidates = [g for g in groups if open_question(g)]
         result = [g for g in groups if not open_question(g)]
@@ -820,10 +840,3 @@ class Solver:
         if core is None:
             return tuple(self._facts)
         return tuple(self._facts[i] for i in core)
-
-    def suggest(self, kinds: tuple[str, ...] = ("guard", "trace_assumption")) -> Fixes:
-        """The weakest verified change to the spec under which every guard is implied.
-
-        Empty when the spec already implies every guard. See :mod:`solver.fixes`.
-        """
-        return synthesize(self, kinds)

@@ -30,21 +30,27 @@ __all__ = ["component", "component_values", "decide_by_enumeration", "bounds_by_
 
 def component(uf: UnionFind, residual: Iterable[Fact], expr: sympy.Basic,
               order: Callable[[sympy.Symbol], int]) -> tuple[list[sympy.Symbol], list[Fact]]:
-    """The roots ``expr`` depends on, closed under the residual facts, and those facts."""
+    """The roots ``expr`` depends on, closed under the residual facts, and those facts
+    (in their order); linear in the size of the residual facts."""
+    facts = list(residual)
+    by_root: dict[sympy.Symbol, list[int]] = {}
+    fact_roots = []
+    for i, f in enumerate(facts):
+        rs = {uf.find(s)[0] for s in f.rel.free_symbols}
+        fact_roots.append(rs)
+        for r in rs:
+            by_root.setdefault(r, []).append(i)
     roots = {uf.find(s)[0] for s in expr.free_symbols}
-    facts: list[Fact] = []
-    pending = list(residual)
-    changed = True
-    while changed:
-        changed = False
-        for f in list(pending):
-            froots = {uf.find(s)[0] for s in f.rel.free_symbols}
-            if froots & roots:
-                roots |= froots
-                facts.append(f)
-                pending.remove(f)
-                changed = True
-    return sorted(roots, key=order), facts
+    todo = list(roots)
+    taken: set[int] = set()
+    while todo:
+        for i in by_root.get(todo.pop(), ()):
+            if i not in taken:
+                taken.add(i)
+                new = fact_roots[i] - roots
+                roots |= new
+                todo.extend(new)
+    return sorted(roots, key=order), [facts[i] for i in sorted(taken)]
 
 
 def component_values(uf: UnionFind, roots: list[sympy.Symbol], limit: int) -> Iterator[dict[sympy.Symbol, int]] | None:

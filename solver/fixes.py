@@ -2,7 +2,7 @@
 
 Fixes are frozen records (data first); rendering them as code is the exporter's job. Every
 fix is implied by the facts (spec + guards), so applying them keeps every size the traced
-program accepts; :func:`synthesize` then re-decides every guard under the fixed spec and
+program accepts; :func:`suggest` then re-decides every guard under the fixed spec and
 only reports ``verified=True`` when all come out TRUE. Together: the fixed spec describes
 exactly the feasible sizes, which is the weakest spec that implies the guards.
 
@@ -12,7 +12,7 @@ exactly the feasible sizes, which is the weakest spec that implies the guards.
 >>> x = s.symbol("x", lo=2, hi=None, hint=8)
 >>> _ = s.guard(sympy.Le(x, 16), True, Reason.guard("x.size(0) <= 16", "model.py:3"))
 >>> _ = s.guard(sympy.Eq(sympy.Mod(x, 2), 0), True, Reason.guard("x.size(0) % 2 == 0", "model.py:4"))
->>> fixes = s.suggest()
+>>> fixes = suggest(s)
 >>> [f.describe() for f in fixes]
 ['x in [2, 16]', 'x = 2*_x + 0 (x divisible by 2)']
 >>> fixes.verified
@@ -24,15 +24,14 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Union
+from typing import Union
 
 import sympy
 
 from shapes.expr import int_symbol
 from solver.truth import Reason, Truth
 
-if TYPE_CHECKING:
-    from solver.engine import Solver
+from solver.engine import Solver
 
 __all__ = [
     "RangeFix",
@@ -43,7 +42,7 @@ __all__ = [
     "CheckFix",
     "Fix",
     "Fixes",
-    "synthesize",
+    "suggest",
 ]
 
 
@@ -182,8 +181,9 @@ def _reasons_for(solver: Solver, rels: list[sympy.Basic]) -> tuple[Reason, ...]:
     return tuple(out)
 
 
-def synthesize(solver: Solver, kinds: tuple[str, ...] = ("guard", "trace_assumption")) -> Fixes:
-    """The weakest verified spec change under which every fact of ``kinds`` is implied."""
+def suggest(solver: Solver, kinds: tuple[str, ...] = ("guard", "trace_assumption")) -> Fixes:
+    """The weakest verified change to ``solver``'s spec under which every fact of ``kinds``
+    (by default every guard) is implied; empty when the spec already implies them all."""
     spec = solver.replica(kinds=("spec",))
     targets = [f for f in solver.facts if f.reason.kind in kinds]
     if all(spec.decide(f.rel) is Truth.TRUE for f in targets):

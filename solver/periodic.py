@@ -40,9 +40,10 @@ from shapes.errors import UnsupportedExpressionError
 from shapes.expr import FloorDiv, evaluate
 from shapes.relation import BOOL_TYPES, RELATION_TYPES, as_difference
 from solver import stages
-from solver.congruence import Congruence
+from solver.congruence import TRIVIAL, Congruence
 from solver.interval import Endpoint, Interval
 from solver.truth import Truth
+from solver.union_find import ClassData
 
 __all__ = ["Periodicity", "ClassShape", "analyze", "class_shape", "period_of", "MAX_ROOTS", "MAX_PERIOD", "MAX_CASES",
            "MAX_EXCLUDED"]
@@ -296,9 +297,11 @@ def _truth(rel: sympy.Basic, lookup: Callable[[sympy.Symbol], Interval]) -> Trut
     if not isinstance(rel, RELATION_TYPES):
         return None
     op, d = as_difference(rel)
+    view = stages.View(lookup, lambda r: ClassData(lookup(r), TRIVIAL), lambda r: False)  # ranges only
     for attempt in range(2):
-        t = stages.by_constant(op, d)
-        t = t if t is not None else stages.by_interval(op, d, lookup)
+        q = stages.Question(op, d)
+        t = stages.by_constant(q, view)
+        t = t if t is not None else stages.by_interval(q, view)
         if t is not None or attempt or d.has(sympy.Min, sympy.Max):
             return t
         op, d = stages.normalize(op, d, lookup)  # a product whose factors have known signs

@@ -2,6 +2,8 @@
 
 Every query runs with a fixed seed and a resource limit (``rlimit``), so the same problem
 gives the same answer on any machine; running out of budget answers ``unknown``, never raises.
+Searches made of many queries (unsat cores, bounds by bisection) share one :class:`Budget`
+of one ``rlimit`` for the whole search; no unbounded optimizer is ever run.
 
 >>> import sympy
 >>> from shapes import int_symbol, FloorDiv
@@ -16,7 +18,7 @@ gives the same answer on any machine; running out of budget answers ``unknown``,
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 import sympy
 import z3
@@ -24,10 +26,11 @@ import z3
 from shapes.errors import UnsupportedExpressionError
 from shapes.expr import FloorDiv
 
-__all__ = ["Smt", "DEFAULT_RLIMIT", "SEED"]
+__all__ = ["Smt", "Budget", "DEFAULT_RLIMIT", "SEED"]
 
 DEFAULT_RLIMIT = 2_000_000
 SEED = 0
+WITNESSES = 8  # models kept as witnesses (each satisfies every fact added since it was found)
 
 
 class Smt:
@@ -40,6 +43,7 @@ class Smt:
         self._pending: list[list[sympy.Basic]] = [[]]  # facts per scope level, until Z3 is built
         self._vars: dict[sympy.Symbol, z3.ArithRef] = {}
         self._cache: dict[sympy.Basic, z3.ExprRef] = {}
+        self._witnesses: list[z3.ModelRef] = []
         self.queries = 0
 
     @property
@@ -134,6 +138,17 @@ class Smt:
             return z3.Not(a[0])
         raise UnsupportedExpressionError(f"no Z3 translation for {e}")
 
+    def class_term(self, sym: sympy.Symbol, lo: object, hi: object, cong: tuple[int, int],
+                   excluded: Iterable[int]) -> z3.ExprRef:
+        """What the union-find knows of ``sym`` (range, ``sym = r (mod m)``, holes) as one term."""
+        v = self.var(sym)
+        parts = [v != int(x) for x in excluded]
+        parts += [] if isinstance(lo, float) else [v >= int(lo)]  # type: ignore[call-overload]
+        parts += [] if isinstance(hi, float) else [v <= int(hi)]  # type: ignore[call-overload]
+        m, r = cong
+        parts += [] if m == 1 else [(v - r) % m == 0]
+        return z3.And(parts) if parts else z3.BoolVal(True, self.ctx)
+
     def negation(self, term: z3.ExprRef) -> z3.ExprRef:
         return z3.Not(term)
 
@@ -142,7 +157,22 @@ class Smt:
         if self._live is None:
             self._pending[-1].append(rel)
         else:
-            self._live.add(self.translate(rel))
+            term = self.translate(rel)
+            self._live.add(term)
+            self._witnesses = [m for m in self._witnesses if z3.is_true(m.eval(term, model_completion=True))]
+
+    def witnessed(self, rel: sympy.Basic) -> set[bool]:
+        """The values ``rel`` takes at the kept witnesses: models of every fact so far (found
+        by earlier satisfiable checks, dropped as soon as a new fact fails at them)."""
+        if not self._witnesses:
+            return set()
+        term = self.translate(rel)
+        out = set()
+        for m in self._witnesses:
+            v = m.eval(term, model_completion=True)
+            if z3.is_true(v) or z3.is_false(v):
+                out.add(z3.is_true(v))
+        return out
 
     def push(self) -> None:
         if self._live is None:
@@ -164,7 +194,10 @@ class Smt:
         try:
             for x in extra:
                 s.add(x)
+            s.set("rlimit", self.rlimit)
             r = s.check()
+            if r == z3.sat:
+                self._witnesses = [s.model()] + self._witnesses[: WITNESSES - 1]
         except z3.Z3Exception:
             return "unknown"
         finally:
@@ -172,47 +205,92 @@ class Smt:
         return "sat" if r == z3.sat else "unsat" if r == z3.unsat else "unknown"
 
     def core(self, facts: Sequence[sympy.Basic], goal: sympy.Basic | None) -> list[int] | None:
-        """Indices of a minimal subset of ``facts`` that, with ``goal``, is unsat.
+        """Indices of a subset of ``facts`` that, with ``goal``, is unsat: minimal when the
+        budget (one ``rlimit`` for the whole search) allows, else a larger but valid core.
 
         ``goal`` is asserted unconditionally (``None`` for none). Returns None when the whole
         set is not proved unsat within budget.
         """
         s = self._new_solver()
+        budget = Budget(self.rlimit)
         lits = [z3.Bool(f"__fact{i}", self.ctx) for i in range(len(facts))]
         for lit, f in zip(lits, facts):
             s.add(z3.Implies(lit, self.translate(f)))
         if goal is not None:
             s.add(self.translate(goal))
-        try:
-            if s.check(lits) != z3.unsat:
-                return None
-            core = {str(c) for c in s.unsat_core()}
-            chosen = [i for i in range(len(facts)) if f"__fact{i}" in core]
-            for i in list(chosen):  # deletion pass: make the core minimal
-                trial = [j for j in chosen if j != i]
-                if s.check([lits[j] for j in trial]) == z3.unsat:
-                    chosen = trial
-        except z3.Z3Exception:
+        if budget.check(s, lits) != z3.unsat:
             return None
+        core = {str(c) for c in s.unsat_core()}
+        chosen = [i for i in range(len(facts)) if f"__fact{i}" in core]
+        for i in list(chosen):  # deletion pass: make the core minimal while the budget lasts
+            trial = [j for j in chosen if j != i]
+            r = budget.check(s, [lits[j] for j in trial])
+            if r == z3.unsat:
+                chosen = trial
+            elif budget.left <= 0:
+                break
         return chosen
 
-    def optimize(self, facts: Iterable[sympy.Basic], expr: sympy.Basic, minimize: bool) -> int | None | str:
-        """Exact min (or max) of ``expr`` under ``facts``: an int, ``'unbounded'``, or None (unknown)."""
-        o = z3.Optimize(ctx=self.ctx)
-        o.set("rlimit", self.rlimit)
-        for f in facts:
-            o.add(self.translate(f))
-        t = self.translate(expr)
-        h = o.minimize(t) if minimize else o.maximize(t)
-        try:
-            if o.check() != z3.sat:
-                return None
-            v = (o.lower(h) if minimize else o.upper(h))
-        except z3.Z3Exception:
+    def prober(self, facts: Iterable[sympy.Basic | z3.ExprRef] | None, expr: sympy.Basic, budget: Budget) -> Callable[
+            [int | None], tuple[str, int | None]]:
+        """A :data:`solver.bounds.Probe` for ``expr`` under ``facts`` (relations or Z3 terms;
+        None: every fact, on the incremental solver): is there a model with ``expr <= t``, and
+        the value of ``expr`` in it. Every probe spends from ``budget``."""
+        if facts is None:
+            s = self._solver
+        else:
+            s = self._new_solver()
+            for f in facts:
+                s.add(f if isinstance(f, z3.ExprRef) else self.translate(f))
+        term = self.translate(expr)
+
+        def probe(t: int | None) -> tuple[str, int | None]:
+            self.queries += 1
+            s.push()
+            try:
+                if t is not None:
+                    s.add(term <= t)
+                r = budget.check(s, [])
+                if r == z3.unsat:
+                    return ("unsat", None)
+                value = s.model().eval(term, model_completion=True) if r == z3.sat else None
+                return ("sat", value.as_long()) if value is not None and z3.is_int_value(value) else ("unknown", None)
+            finally:
+                s.pop()
+
+        return probe
+
+
+class Budget:
+    """The Z3 resource allowance of one decision, shared by its queries.
+
+    Each query runs with an ``rlimit`` of what is left and is charged what it used; once
+    the allowance is spent, queries answer unknown without running.
+    """
+
+    __slots__ = ("left",)
+
+    def __init__(self, total: int) -> None:
+        self.left = total
+
+    def check(self, s: z3.Solver, assumptions: Sequence[z3.ExprRef]) -> z3.CheckSatResult | None:
+        """``s.check(*assumptions)`` within what is left: sat/unsat, or None for unknown."""
+        if self.left <= 0:
             return None
-        if z3.is_int_value(v):
-            return v.as_long()
-        return "unbounded" if "oo" in str(v) else None
+        s.set("rlimit", self.left)
+        before = _spent(s)
+        try:
+            r = s.check(*assumptions)
+        except z3.Z3Exception:
+            r = None
+        self.left -= max(_spent(s) - before, 1)
+        return r if r in (z3.sat, z3.unsat) else None
+
+
+def _spent(s: z3.Solver) -> int:
+    """The solver's resource counter so far (Z3 keeps it across checks)."""
+    stats = s.statistics()
+    return int(stats.get_key_value("rlimit count")) if "rlimit count" in stats.keys() else 0
 
 
 def _fold(xs: list[z3.ExprRef], f: object) -> z3.ExprRef:

@@ -1,40 +1,114 @@
 """The cheap decision stages: canonical form, intervals, congruences.
 
-Each stage takes a relation in *root form* (every symbol a union-find root) as
-``(op, d)`` meaning ``d op 0`` with ``op`` in ``'==', '!=', '>='`` and answers a
-:class:`~solver.truth.Truth` or ``None`` (this stage cannot tell). A stage only answers
-TRUE or FALSE when it is sound over the over-approximation it sees; UNKNOWN only when
-its view of the symbols involved is exact.
+Every stage has one signature, :data:`Stage`: it takes a :class:`Question` (``lhs op rhs``
+over integers) and a :class:`View` of what the union-find knows, and answers a
+:class:`~solver.truth.Truth` or ``None`` (this stage cannot tell). The engine runs a list
+of them, cheapest first. A stage only answers TRUE or FALSE when it is sound over the
+over-approximation it sees; UNKNOWN only when its view of the symbols involved is exact.
+
+Questions in *normal form* have ``rhs == 0``, ``op`` in ``'==', '!=', '>='`` and every
+symbol a union-find root (see :func:`normalize`).
 
 >>> import sympy
 >>> from shapes import int_symbol
 >>> r = int_symbol("r")
->>> by_interval(">=", r - 2, {r: (2, 10)}.__getitem__)
+>>> by_interval(Question(">=", r - 2), View.of({r: (2, 10)}))
 <Truth.TRUE: 'true'>
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Protocol
 
 import sympy
 
 from shapes.errors import UnsupportedExpressionError
 from shapes.expr import FloorDiv
 from solver import congruence as cg
-from solver.interval import Interval, bound
+from solver.interval import TOP, Interval, bound
 from solver.truth import Truth
+from solver.union_find import ClassData
 
-__all__ = ["by_constant", "by_sides", "by_interval", "linear_terms", "by_congruence", "fold_modular", "decide_on_values",
-           "normalize", "simplify_minmax"]
+__all__ = ["Question", "View", "Stage", "by_constant", "by_interval", "by_exact", "by_congruence", "linear_terms",
+           "linear_form", "linear_normal",
+           "fold_modular", "decide_on_values", "normalize", "simplify_minmax", "NORMAL_OPS"]
+
+NORMAL_OPS = ("==", "!=", ">=")
+_OPS: dict[type, str] = {sympy.Eq: "==", sympy.Ne: "!=", sympy.Ge: ">=", sympy.Gt: ">", sympy.Le: "<=", sympy.Lt: "<"}
+_ZERO = sympy.Integer(0)
 
 
-def by_constant(op: str, d: sympy.Expr) -> Truth | None:
-    """Decide ``d op 0`` when ``d`` is a constant."""
-    if not d.is_Integer:
+@dataclass(frozen=True, slots=True)
+class Question:
+    """``lhs op rhs`` over the integers, ``op`` one of ``== != >= > <= <``.
+
+    >>> from shapes import int_symbol
+    >>> n = int_symbol("n")
+    >>> Question.of(sympy.Lt(n, 4))
+    Question(op='<', lhs=n, rhs=4)
+    """
+
+    op: str
+    lhs: sympy.Expr
+    rhs: sympy.Expr = _ZERO
+
+    @classmethod
+    def of(cls, rel: sympy.Basic) -> Question:
+        """The question a sympy relation (Eq, Ne, Ge, Gt, Le, Lt) asks, sides as written."""
+        return cls(_OPS[type(rel)], *rel.args)
+
+    @property
+    def normal(self) -> bool:
+        """Whether this is a normal form ``d op 0`` (``op`` in ``== != >=``)."""
+        return self.rhs is _ZERO and self.op in NORMAL_OPS
+
+
+@dataclass(frozen=True, slots=True)
+class View:
+    """What the stages may read: the range of any symbol, the class data of a root, and
+    whether a root's class is *clean* (no residual fact touches it, so its data is exact)."""
+
+    range_of: Callable[[sympy.Symbol], Interval]
+    data_of: Callable[[sympy.Symbol], ClassData]
+    clean: Callable[[sympy.Symbol], bool]
+
+    @classmethod
+    def of(cls, ranges: Mapping[sympy.Symbol, Interval],
+           congs: Mapping[sympy.Symbol, cg.Congruence] | None = None) -> View:
+        """A view from plain tables (roots only; no class is taken as clean).
+
+        >>> from shapes import int_symbol
+        >>> r = int_symbol("r")
+        >>> View.of({r: (0, 9)}, {r: (2, 1)}).data_of(r).cong
+        (2, 1)
+        """
+        congs = congs or {}
+
+        def data_of(r: sympy.Symbol) -> ClassData:
+            return ClassData(ranges.get(r, TOP), congs.get(r, cg.TRIVIAL))
+
+        return cls(lambda r: ranges.get(r, TOP), data_of, lambda r: False)
+
+
+class Stage(Protocol):
+    """The one stage signature: decide ``q`` from ``view`` or return None."""
+
+    def __call__(self, q: Question, view: View, /) -> Truth | None: ...
+
+
+def by_constant(q: Question, view: View) -> Truth | None:
+    """Decide a question whose sides are both integers.
+
+    >>> by_constant(Question(">=", sympy.Integer(-1)), View.of({}))
+    <Truth.FALSE: 'false'>
+    """
+    if not (q.lhs.is_Integer and q.rhs.is_Integer):
         return None
-    v = int(d)
-    return Truth.of(v == 0 if op == "==" else v != 0 if op == "!=" else v >= 0)
+    a, b = int(q.lhs), int(q.rhs)
+    return Truth.of({"==": a == b, "!=": a != b, ">=": a >= b, ">": a > b, "<=": a <= b, "<": a < b}[q.op])
 
 
 def decide_on_values(op: str, lo: object, hi: object) -> Truth | None:
@@ -52,43 +126,39 @@ def decide_on_values(op: str, lo: object, hi: object) -> Truth | None:
     return None
 
 
-def by_sides(rel: sympy.Basic, lookup: Callable[[sympy.Symbol], Interval]) -> Truth | None:
-    """Compare interval bounds of the two sides as written (no rewriting): settles most size
-    checks (``Ne(Min(32, 32*s), 32)``) before any sympy algebra.
+def by_interval(q: Question, view: View) -> Truth | None:
+    """Compare interval bounds of the two sides as written (no rewriting): on a normal form
+    this bounds ``d``; on a relation as the tracer wrote it, it settles most size checks
+    (``Ne(Min(32, 32*s), 32)``) before any sympy algebra.
 
     >>> from shapes import int_symbol
     >>> s = int_symbol("s")
-    >>> by_sides(sympy.Ne(sympy.Min(32, 32 * s), 32), {s: (2, 64)}.__getitem__)
+    >>> by_interval(Question.of(sympy.Ne(sympy.Min(32, 32 * s), 32)), View.of({s: (2, 64)}))
     <Truth.FALSE: 'false'>
     """
     try:
-        lo1, hi1 = bound(rel.lhs, lookup)
-        lo2, hi2 = bound(rel.rhs, lookup)
+        lo1, hi1 = bound(q.lhs, view.range_of)
+        lo2, hi2 = (0, 0) if q.rhs is _ZERO else bound(q.rhs, view.range_of)
     except (UnsupportedExpressionError, ZeroDivisionError, TypeError):
         return None
-    if isinstance(rel, (sympy.Eq, sympy.Ne)):
+    op = q.op
+    if op in ("==", "!="):
         if hi1 < lo2 or hi2 < lo1:
             t = Truth.FALSE
         elif lo1 == hi1 == lo2 == hi2:
             t = Truth.TRUE
         else:
             return None
-        return t if isinstance(rel, sympy.Eq) else t.negate()
-    if isinstance(rel, (sympy.Lt, sympy.Gt)):
-        small, big = ((lo1, hi1), (lo2, hi2)) if isinstance(rel, sympy.Lt) else ((lo2, hi2), (lo1, hi1))
+        return t if op == "==" else t.negate()
+    if op in ("<", ">"):
+        small, big = ((lo1, hi1), (lo2, hi2)) if op == "<" else ((lo2, hi2), (lo1, hi1))
         if small[1] < big[0]:
             return Truth.TRUE
         return Truth.FALSE if small[0] >= big[1] else None
-    small, big = ((lo1, hi1), (lo2, hi2)) if isinstance(rel, sympy.Le) else ((lo2, hi2), (lo1, hi1))
+    small, big = ((lo1, hi1), (lo2, hi2)) if op == "<=" else ((lo2, hi2), (lo1, hi1))
     if small[1] <= big[0]:
         return Truth.TRUE
     return Truth.FALSE if small[0] > big[1] else None
-
-
-def by_interval(op: str, d: sympy.Expr, lookup: Callable[[sympy.Symbol], Interval]) -> Truth | None:
-    """Decide ``d op 0`` from interval bounds of the roots."""
-    lo, hi = bound(d, lookup)
-    return decide_on_values(op, lo, hi)
 
 
 def linear_terms(d: sympy.Expr) -> tuple[dict[sympy.Symbol, int], int] | None:
@@ -106,19 +176,102 @@ def linear_terms(d: sympy.Expr) -> tuple[dict[sympy.Symbol, int], int] | None:
     return coeffs, const
 
 
-def by_congruence(
-    op: str, d: sympy.Expr, cong_of: Callable[[sympy.Symbol], cg.Congruence]
-) -> Truth | None:
-    """Decide ``d == 0`` / ``d != 0`` for linear ``d`` from the roots' congruences."""
-    if op == ">=":
+def linear_form(rel: sympy.Basic) -> tuple[str, dict[sympy.Symbol, int], int] | None:
+    """``(op, coeffs, const)`` meaning ``sum(coeffs[s] * s) + const op 0`` (``op`` in
+    ``== != >=``) when both sides of ``rel`` are linear, read off the sympy tree without any
+    sympy arithmetic; None otherwise. See :func:`linear_normal` for the gcd.
+
+    >>> from shapes import int_symbol
+    >>> x, y = int_symbol("x"), int_symbol("y")
+    >>> linear_form(sympy.Lt(2 * x, y + 3))
+    ('>=', {x: -2, y: 1}, 2)
+    """
+    op = _OPS.get(type(rel))
+    if op is None:
         return None
-    lin = linear_terms(d)
+    left, right = linear_terms(rel.lhs), linear_terms(rel.rhs)
+    if left is None or right is None:
+        return None
+    coeffs = dict(left[0])
+    for s, a in right[0].items():
+        coeffs[s] = coeffs.get(s, 0) - a
+    const = left[1] - right[1]
+    if op in ("<", "<="):
+        coeffs, const = {s: -a for s, a in coeffs.items()}, -const
+    if op in ("<", ">"):
+        const -= 1
+    return {"<": ">=", "<=": ">=", ">": ">="}.get(op, op), coeffs, const
+
+
+def linear_normal(op: str, coeffs: dict[sympy.Symbol, int], const: int) -> tuple[str, dict[sympy.Symbol, int], int] | bool:
+    """Drop zero coefficients and divide out their gcd (rounding the constant the sound way
+    for ``>=``); a relation that becomes constant is returned as its bool.
+
+    >>> from shapes import int_symbol
+    >>> x, y = int_symbol("x"), int_symbol("y")
+    >>> linear_normal(">=", {x: 2, y: 4}, 3), linear_normal("==", {x: 2, y: 0}, 3)
+    (('>=', {x: 1, y: 2}, 1), False)
+    """
+    coeffs = {s: a for s, a in coeffs.items() if a}
+    if not coeffs:
+        return const == 0 if op == "==" else const != 0 if op == "!=" else const >= 0
+    g = math.gcd(*coeffs.values())
+    if g > 1:
+        if op != ">=" and const % g:
+            return op == "!="
+        coeffs = {s: a // g for s, a in coeffs.items()}
+        const = const // g
+    return op, coeffs, const
+
+
+def by_exact(q: Question, view: View) -> Truth | None:
+    """UNKNOWN for a linear normal form over independent clean classes when both outcomes
+    occur (run after :func:`by_interval` has failed to decide it)."""
+    lin = linear_terms(q.lhs) if q.normal else None
+    if lin is None or not lin[0]:
+        return None
+    coeffs, c = lin
+    if not all(view.clean(r) for r in coeffs):
+        return None
+    if q.op == ">=":
+        # the corners of the box are feasible (range ends are feasible values of a clean
+        # class, and the classes are independent): d's extremes occur on both sides of 0
+        return Truth.UNKNOWN
+    if len(coeffs) == 1:
+        (r, a), = coeffs.items()
+        data = view.data_of(r)
+        if (-c) % a or ((-c) // a) in data.excluded:
+            return None  # intervals/congruences will say FALSE/TRUE
+        v = (-c) // a
+        lo, hi = data.range
+        if lo <= v <= hi and (v - data.cong[1]) % data.cong[0] == 0 and lo != hi:
+            return Truth.UNKNOWN
+        return None
+    if all(abs(a) == 1 and view.data_of(r).exact for r, a in coeffs.items()):
+        # unit coefficients over gap-free ranges: d takes every integer in [lo, hi]
+        lo, hi = bound(q.lhs, view.range_of)
+        if lo <= 0 <= hi and lo < hi:
+            return Truth.UNKNOWN
+    return None
+
+
+def by_congruence(q: Question, view: View) -> Truth | None:
+    """Decide a linear normal form ``d == 0`` / ``d != 0`` from the roots' congruences.
+
+    >>> from shapes import int_symbol
+    >>> x = int_symbol("x")
+    >>> by_congruence(Question("==", 2 * x - 1), View.of({}))
+    <Truth.FALSE: 'false'>
+    """
+    if q.op not in ("==", "!=") or not q.normal:
+        return None
+    lin = linear_terms(q.lhs)
     if lin is None:
         return None
     coeffs, const = lin
-    g, value = cg.residue_of([(a, cong_of(r)) for r, a in coeffs.items()], const, 0)
+    g, value = cg.residue_of([(a, view.data_of(r).cong) for r, a in coeffs.items()], const, 0)
     if g != 0 and value != 0:
-        return Truth.FALSE if op == "==" else Truth.TRUE
+        return Truth.FALSE if q.op == "==" else Truth.TRUE
     return None
 
 

@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 
 from oracle_support import COUNTS
 from shapes import FloorDiv, evaluate, int_symbol, negate
-from solver import ContradictionError, HintMismatchError, Reason, Solver, Truth
+from solver import ContradictionError, HintMismatchError, Reason, Solver, Truth, suggest
 from solver.periodic import analyze, class_shape, period_of
 
 SETTINGS = dict(derandomize=True, deadline=None, database=None,
@@ -318,7 +318,7 @@ def test_engine_turns_the_guards_into_divisible_fixes():
     s.guard(sympy.Eq(2 * FloorDiv(c + 1, 2), c), True, Reason.guard("chunk", "m.py:1"))
     s.guard(sympy.Eq(h * w, 4 * FloorDiv(h, 2) * FloorDiv(w, 2)), True, Reason.guard("view", "m.py:2"))
     assert s.congruences() == ((c, 2, 0), (h, 2, 0), (w, 2, 0))
-    fixes = s.suggest()
+    fixes = suggest(s)
     assert [f.describe() for f in fixes] == ["c = 2*_c + 0 (c divisible by 2)", "h = 2*_h + 0 (h divisible by 2)",
                                              "w = 2*_w + 0 (w divisible by 2)"]
     assert fixes.verified

@@ -234,7 +234,7 @@ def test_congruence_residue_of_against_brute_force():
     (">=", x, None),
 ])
 def test_by_constant(op, d, want):
-    assert stages.by_constant(op, d) is want
+    assert stages.by_constant(stages.Question(op, d), stages.View.of({})) is want
 
 
 @pytest.mark.parametrize("op, d, want", [
@@ -244,7 +244,7 @@ def test_by_constant(op, d, want):
     (">=", sympy.Mod(z, 5) - 5, Truth.FALSE), (">=", -x * x, Truth.FALSE),
 ])
 def test_by_interval(op, d, want):
-    assert stages.by_interval(op, d, R.__getitem__) is want
+    assert stages.by_interval(stages.Question(op, d), stages.View.of(R)) is want
 
 
 @pytest.mark.parametrize("d, want", [
@@ -265,7 +265,7 @@ def test_linear_terms(d, want):
     (">=", x - 2, {x: (4, 1)}, None),
 ])
 def test_by_congruence(op, d, congs, want):
-    assert stages.by_congruence(op, d, congs.__getitem__) is want
+    assert stages.by_congruence(stages.Question(op, d), stages.View.of({}, congs)) is want
 
 
 @pytest.mark.parametrize("d, congs, want", [

@@ -1,0 +1,87 @@
+"""The engine's derived answers in one place, with one invalidation rule.
+
+Every table names the parts of the solver's state its entries were derived from; the state
+is read from a *clock* of three counters that only ever grow:
+
+* ``forgets``: facts or class data were removed (a scope ended, a trial was undone);
+* ``learns``: a fact was added;
+* ``links``: the class structure changed (a link, or the undo of one).
+
+**The rule**: a table whose counters moved since it was filled is emptied before it is read.
+Nothing else clears anything. Which counters a table reads follows from what its entries
+claim: TRUE/FALSE answers, normal forms and Min/Max simplifications stay valid as facts are
+added (ranges only narrow), so they read ``forgets`` only; UNKNOWN answers may be settled by
+any new fact (``forgets``, ``learns``); root forms name the current class leaders
+(``forgets``, ``links``).
+
+>>> clock = [0, 0, 0]
+>>> memo = Memo(lambda: tuple(clock))
+>>> memo.answers["q"] = "TRUE"; memo.open["r"] = "UNKNOWN"
+>>> clock[1] += 1                       # a fact was learned
+>>> dict(memo.answers), dict(memo.open)
+({'q': 'TRUE'}, {})
+>>> clock[0] += 1                       # a scope ended
+>>> dict(memo.answers)
+{}
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+__all__ = ["Memo", "Clock", "FORGETS", "LEARNS", "LINKS"]
+
+Clock = tuple[int, int, int]  # (forgets, learns, links)
+FORGETS, LEARNS, LINKS = 0, 1, 2
+
+_READS: dict[str, tuple[int, ...]] = {
+    "answers": (FORGETS,),  # relation -> TRUE/FALSE
+    "open": (FORGETS, LEARNS),  # relation -> UNKNOWN
+    "normal": (FORGETS,),  # rooted relation -> normal-form question
+    "minmax": (FORGETS,),  # relation -> relation with dominated Min/Max arguments dropped
+    "rooted": (FORGETS, LINKS),  # expression -> the same over class leaders
+}
+
+
+class Memo:
+    """Named memo tables over a clock (see the module docstring)."""
+
+    __slots__ = ("_clock", "_tables", "_stamps")
+
+    def __init__(self, clock: Callable[[], Clock]) -> None:
+        self._clock = clock
+        self._tables: dict[str, dict[Any, Any]] = {name: {} for name in _READS}
+        self._stamps: dict[str, tuple[int, ...]] = {name: self._stamp(name, clock()) for name in _READS}
+
+    @staticmethod
+    def _stamp(name: str, now: Clock) -> tuple[int, ...]:
+        return tuple(now[i] for i in _READS[name])
+
+    def table(self, name: str) -> dict[Any, Any]:
+        """The table ``name``, emptied first if a counter it reads has moved."""
+        stamp = self._stamp(name, self._clock())
+        if stamp != self._stamps[name]:
+            self._tables[name].clear()
+            self._stamps[name] = stamp
+        return self._tables[name]
+
+    @property
+    def answers(self) -> dict[Any, Any]:
+        return self.table("answers")
+
+    @property
+    def open(self) -> dict[Any, Any]:
+        return self.table("open")
+
+    @property
+    def normal(self) -> dict[Any, Any]:
+        return self.table("normal")
+
+    @property
+    def minmax(self) -> dict[Any, Any]:
+        return self.table("minmax")
+
+    @property
+    def rooted(self) -> dict[Any, Any]:
+        return self.table("rooted")

@@ -134,12 +134,12 @@ def blocking_violations(trace: Trace) -> list[Fact]:
 
     def may_block(f: Fact) -> bool:
         syms = f.rel.free_symbols
+        op = f.reason.op or ""
+        if f.reason.kind == "trace_assumption" and op.startswith(SPECIALIZED_OP):
+            return bool(syms & dynamic)  # a named Dim or a Dim.DYNAMIC made static by a 0/1 example
         if not syms & user or not trace.is_about_inputs(f):
             return False  # torch's own bookkeeping, or a runtime check on data (in the graph)
-        op = f.reason.op or ""
         if f.reason.kind == "trace_assumption":
-            if op.startswith(SPECIALIZED_OP):
-                return bool(syms & dynamic)
             if op in (FLOOR_OP, POSITIVE_OP):
                 return False  # enforced by the program's ranges and runtime checks
         return not _adapts(f.rel, trace.auto_syms)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import numbers
 import re
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -34,11 +35,11 @@ from shapes.spec import (
     InputDim,
     RootDim,
     Spec,
-    classic_name,
     from_classic,
 )
 
 __all__ = ["RootDim", "DimDecl", "Spec", "dynamic_dim", "from_constraints", "from_dynamic_shapes", "validate",
+           "resolve_dynamic_shapes",
            "torch_dynamic_shapes", "torch_derived", "dynamic_shapes_tree", "TOKEN"]
 
 TOKEN = re.compile(r"^#tensor(\d+)$")
@@ -52,15 +53,25 @@ def validate(spec: Spec, inputs: Inputs) -> None:
         raise InputError(str(e)) from None
 
 
-def torch_dynamic_shapes(spec: Spec, inputs: Inputs) -> dict[str, Any]:
-    """``dynamic_shapes`` for torch: one ``Dim`` per root, derived dims for the rest."""
+def torch_dynamic_shapes(spec: Spec, inputs: Inputs, *, tracing: bool = False) -> dict[str, Any]:
+    """``dynamic_shapes`` for torch: one ``Dim`` per root, derived dims for the rest, and
+    ``Dim.AUTO`` / ``Dim.DYNAMIC`` with their bounds for hint dims. ``tracing``: the spec
+    symshape's own trace runs with, where ``Dim.DYNAMIC`` is traced as ``Dim.AUTO``
+    (symshape refuses its specialization itself, see :mod:`export.dynamic_hints`)."""
     dims = {r.name: Dim(r.name, min=r.lo, max=r.hi if r.hi is not None else tc.int_oo) for r in spec.roots}
     per_leaf: dict[str, dict[int, Any]] = {}
     for decl in spec.decls:
         per_leaf.setdefault(decl.dim.input_name, {})[decl.dim.dim] = (
-            Dim.AUTO if decl.expr is None else _to_torch_dim(decl.expr, dims)
+            _torch_hint(decl, tracing) if decl.expr is None else _to_torch_dim(decl.expr, dims)
         )
     return dynamic_shapes_tree(inputs, per_leaf)
+
+
+def _torch_hint(decl: DimDecl, tracing: bool) -> Any:
+    hint = Dim.AUTO if decl.mode == "auto" or tracing else Dim.DYNAMIC
+    if decl.lo == 0 and decl.hi is None:
+        return hint
+    return hint(min=decl.lo, max=decl.hi)
 
 
 def torch_derived(root: Any, form: Affine) -> Any:
@@ -80,14 +91,24 @@ def dynamic_shapes_tree(inputs: Inputs, per_leaf: Mapping[str, Mapping[int, Any]
     """A dynamic_shapes pytree mirroring the bound arguments (None for static leaves);
     ``per_leaf`` maps a leaf's name to its ``{dim: Dim}``."""
 
-    def leaf_spec(param: str) -> Any:
-        def f(path: Any, value: Any) -> Any:
-            dims = per_leaf.get(leaf_name(param, tuple(path)))
-            return dict(dims) if dims and isinstance(value, torch.Tensor) else None
+    return {p: _tree_of(v, p, (), per_leaf) for p, v in inputs.bound.items()}
 
-        return f
 
-    return {p: tc.tree_map_with_path(leaf_spec(p), v) for p, v in inputs.bound.items()}
+def _tree_of(value: Any, param: str, path: tuple[Any, ...], per_leaf: Mapping[str, Mapping[int, Any]]) -> Any:
+    """The spec of one input as torch takes it: builtin containers mirrored, a registered
+    class (a dataclass) as the list of its flattened children, None for static leaves."""
+    if isinstance(value, torch.Tensor):
+        dims = per_leaf.get(leaf_name(param, path))
+        return dict(dims) if dims else None
+    children = _children(value)
+    if children is None:
+        return None
+    specs = [_tree_of(child, param, path + (key,), per_leaf) for key, child in children]
+    if isinstance(value, Mapping):
+        return {tc.key_entry(key)[1]: spec for (key, _), spec in zip(children, specs)}
+    if isinstance(value, tuple) and hasattr(value, "_fields"):
+        return type(value)(*specs)
+    return tuple(specs) if isinstance(value, tuple) else specs
 
 
 # -- classic --------------------------------------------------------------------------------
@@ -161,7 +182,8 @@ def _leaf_of_token(inputs: Inputs, token: str, i: int) -> Leaf:
 
 def from_dynamic_shapes(inputs: Inputs, dynamic_shapes: Any) -> Spec:
     """Normalize torch's ``dynamic_shapes`` (dict by parameter name, or a tuple/list in
-    parameter order) into a :class:`Spec`."""
+    parameter order) into a :class:`Spec`. ``ShapesCollection`` / ``AdditionalInputs``
+    are resolved first (:func:`resolve_dynamic_shapes`)."""
     if isinstance(dynamic_shapes, Mapping):
         unknown = [k for k in dynamic_shapes if k not in inputs.bound]
         if unknown:
@@ -178,20 +200,45 @@ def from_dynamic_shapes(inputs: Inputs, dynamic_shapes: Any) -> Spec:
             )
         per_param = dict(zip(inputs.params, dynamic_shapes))
     else:
-        raise InputError(f"dynamic_shapes must be a dict or a tuple/list, got {type(dynamic_shapes).__name__}")
+        raise InputError(f"dynamic_shapes must be a dict, a tuple/list, a torch.export.ShapesCollection or "
+                         f"a torch.export.AdditionalInputs, got {type(dynamic_shapes).__name__}")
     builder = _ModernBuilder()
     for param, spec in per_param.items():
         builder.walk(inputs.bound[param], spec, param, ())
-    return Spec("modern", tuple(builder.roots.values()), tuple(builder.decls))
+    try:
+        return Spec("modern", tuple(builder.roots.values()), tuple(builder.decls))
+    except SpecError as e:
+        raise InputError(str(e)) from None
+
+
+def resolve_dynamic_shapes(f: Any, args: tuple[Any, ...], kwargs: Mapping[str, Any] | None,
+                           dynamic_shapes: Any) -> Any:
+    """``dynamic_shapes`` as a plain pytree: a ``torch.export.ShapesCollection`` or
+    ``torch.export.AdditionalInputs`` is converted by its own public
+    ``dynamic_shapes(f, args, kwargs)``, as ``torch.export.export`` does; anything else
+    is returned as is. Their refusals (a tensor not among the inputs, inputs whose types
+    or constant values differ) become InputErrors."""
+    if not isinstance(dynamic_shapes, (torch.export.ShapesCollection, torch.export.AdditionalInputs)):
+        return dynamic_shapes
+    kind = type(dynamic_shapes).__name__
+    try:
+        return dynamic_shapes.dynamic_shapes(f, args, dict(kwargs or {}))
+    except (ValueError, TypeError, AssertionError) as e:
+        raise InputError(f"dynamic_shapes ({kind}): {e}") from None
+
+
+_HINT_BOUND_MAX = 2**63 - 1
 
 
 class _ModernBuilder:
     def __init__(self) -> None:
         self.roots: dict[str, RootDim] = {}
-        self.dim_objects: dict[str, Any] = {}
         self.decls: list[DimDecl] = []
 
     def walk(self, value: Any, spec: Any, param: str, path: tuple[Any, ...]) -> None:
+        """Pair ``spec`` with the input ``value`` as torch does: builtin containers
+        (dict, list, tuple, namedtuple) by key or position, a registered pytree class
+        (a dataclass) by its flattened children, given as a list; ``None`` is static."""
         where = leaf_name(param, path)
         if spec is None:
             return
@@ -200,17 +247,10 @@ class _ModernBuilder:
             return
         children = _children(value)
         if children is None:
-            raise InputError(
-                f"dynamic_shapes for {where} is {spec!r:.60}, but {where} is a "
-                f"{type(value).__name__}, not a tensor: use None for it"
-            )
-        spec_children = _children(spec)
-        if spec_children is None or [k for k, _ in spec_children] != [k for k, _ in children][: len(spec_children)] or len(spec_children) != len(children):
-            raise InputError(
-                f"dynamic_shapes for {where} must mirror its structure ({type(value).__name__} with "
-                f"keys {[k.key if hasattr(k, 'key') else getattr(k, 'idx', k) for k, _ in children]})"
-            )
-        for (key, child), (_, child_spec) in zip(children, spec_children):
+            what = "an int input (dynamic ints are not supported by symshape)" if isinstance(value, int) else \
+                f"a {type(value).__name__}, not a tensor"
+            raise InputError(f"dynamic_shapes for {where} is {spec!r:.60}, but {where} is {what}: use None for it")
+        for (key, child), child_spec in zip(children, _spec_children(value, spec, children, where)):
             self.walk(child, child_spec, param, path + (key,))
 
     def tensor(self, t: torch.Tensor, spec: Any, where: str) -> None:
@@ -236,22 +276,27 @@ class _ModernBuilder:
                 raise InputError(f"{d} is declared static {spec} but the example has size {size}")
             return
         if tc.is_dim_hint(spec):
-            kind = spec.type.name
-            if kind == "STATIC":
-                return
-            if kind == "AUTO":
-                self.decls.append(DimDecl(d, "auto", None, "Dim.AUTO"))
-                return
-            name = classic_name(d)
-            lo = spec.min if spec.min is not None else 0
-            self.roots[name] = RootDim(name, lo, spec.max, f"Dim.DYNAMIC for {d}")
-            self.decls.append(DimDecl(d, "dynamic", self.roots[name].symbol, "Dim.DYNAMIC"))
+            self.hint(d, spec)
             return
         if tc.is_derived_dim(spec) or isinstance(spec, Dim):
             expr = self.expr_of(spec, d)
             self.decls.append(DimDecl(d, "dynamic", expr, spec.__name__))
             return
         raise InputError(f"dynamic_shapes for {d} is {spec!r:.60}: use a Dim, Dim.AUTO/STATIC/DYNAMIC or None")
+
+    def hint(self, d: InputDim, spec: Any) -> None:
+        """``Dim.STATIC`` (static), ``Dim.AUTO`` / ``Dim.DYNAMIC`` with their bounds: hint
+        dims, whose relations and guards the trace infers; DYNAMIC must not specialize."""
+        kind = spec.type.name
+        if kind == "STATIC":
+            return
+        what = f"Dim.{kind} for {d}"
+        lo = _bound(spec.min, "min", what)
+        hi = _bound(spec.max, "max", what)
+        if hi is not None and lo is not None and lo > hi:
+            raise InputError(f"{what} has min={lo} > max={hi}")
+        text = f"Dim.{kind}" + (_bounds_text(lo, hi) if (lo, hi) != (None, None) else "")
+        self.decls.append(DimDecl(d, "auto" if kind == "AUTO" else "dynamic", None, text, lo or 0, hi))
 
     def expr_of(self, spec: Any, d: InputDim) -> sympy.Expr:
         if tc.is_derived_dim(spec):
@@ -261,14 +306,36 @@ class _ModernBuilder:
                 raise InputError(f"derived dim {spec.__name__} for {d} is not an expression of {spec.root.__name__}")
             return sympy.expand(out)
         name = spec.__name__
-        hi = None if spec.max in (tc.int_oo, math.inf) or spec.max >= 2**63 - 1 else int(spec.max)
-        root = RootDim(name, int(spec.min), hi, _dim_text(name, int(spec.min), hi))
+        what = f"Dim({name!r}) for {d}"
+        lo = _bound(spec.min, "min", what)
+        hi = _bound(spec.max, "max", what)
+        lo = 0 if lo is None else lo
+        if hi is not None and lo > hi:
+            raise InputError(f"{what} has min={lo} > max={hi}")
+        root = RootDim(name, lo, hi, _dim_text(name, lo, hi))
         seen = self.roots.get(name)
         if seen is not None and (seen.lo, seen.hi) != (root.lo, root.hi):
             raise InputError(f"two different Dims are named {name!r} ({seen.text} and {root.text}); "
                              "use one Dim object or distinct names")
         self.roots[name] = root
         return root.symbol
+
+
+def _bound(value: Any, which: str, what: str) -> int | None:
+    """A Dim bound as an int; None for no bound (``None``, ``int_oo``, ``inf``, and torch's
+    ``2**63 - 1``). Floats, bools, strings are InputErrors: they would be bent silently."""
+    if value is None or value is tc.int_oo or value == math.inf:
+        return None
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise InputError(f"{what}: {which}={value!r} must be an int (got {type(value).__name__})")
+    out = int(value)
+    if which == "max" and out >= _HINT_BOUND_MAX:
+        return None
+    return out
+
+
+def _bounds_text(lo: int | None, hi: int | None) -> str:
+    return "(" + ", ".join(([f"min={lo}"] if lo is not None else []) + ([f"max={hi}"] if hi is not None else [])) + ")"
 
 
 def _dim_text(name: str, lo: int, hi: int | None) -> str:
@@ -284,6 +351,31 @@ def _children(value: Any) -> list[tuple[Any, Any]] | None:
         kids = tc.tree_flatten_with_path(value, is_leaf=lambda x: x is not value)
     except Exception:  # noqa: BLE001 - not a container pytree knows
         return None
-    if len(kids) == 1 and kids[0][0] == () :
+    if len(kids) == 1 and kids[0][0] == ():
         return None
     return [(p[0], v) for p, v in kids]
+
+
+def _spec_children(value: Any, spec: Any, children: list[tuple[Any, Any]], where: str) -> list[Any]:
+    """The specs of ``value``'s children, in the order of ``children``: a dict input takes
+    a dict with its keys; a list, tuple or namedtuple input a sequence of its length; a
+    registered class (a dataclass) a list of its flattened children, as in torch."""
+    keys = [tc.key_entry(k)[1] for k, _ in children]
+    if isinstance(value, Mapping):
+        if not isinstance(spec, Mapping) or set(spec) != set(keys):
+            raise InputError(f"dynamic_shapes for {where} must be a dict with the keys {keys} (one spec or "
+                             f"None per entry), got {_shown(spec)}")
+        return [spec[k] for k in keys]
+    if isinstance(spec, (list, tuple)) and len(spec) == len(children):
+        return list(spec)
+    if isinstance(value, (list, tuple)):
+        expected = f"a {type(value).__name__} of {len(children)} specs"
+    else:
+        expected = (f"a list of {len(children)} specs, one per flattened child of the registered "
+                    f"{type(value).__name__} ({', '.join(map(str, keys))}), as torch.export takes it")
+    raise InputError(f"dynamic_shapes for {where} must be {expected}, got {_shown(spec)}")
+
+
+def _shown(spec: Any) -> str:
+    n = f" of length {len(spec)}" if isinstance(spec, (list, tuple, Mapping)) else ""
+    return f"{type(spec).__name__}{n}: {spec!r:.60}"

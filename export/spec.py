@@ -247,9 +247,10 @@ class _ModernBuilder:
             return
         children = _children(value)
         if children is None:
-            what = "an int input (dynamic ints are not supported by symshape)" if isinstance(value, int) else \
-                f"a {type(value).__name__}, not a tensor"
-            raise InputError(f"dynamic_shapes for {where} is {spec!r:.60}, but {where} is {what}: use None for it")
+            note = (" (symshape does not support dynamic int inputs yet; pass a tensor, or None to keep it static)"
+                    if isinstance(value, int) and (tc.is_dim_hint(spec) or isinstance(spec, Dim)) else "")
+            raise InputError(f"dynamic_shapes for {where} is {spec!r:.60}, but {where} is a {type(value).__name__}, "
+                             f"not a tensor: use None for it{note}")
         for (key, child), child_spec in zip(children, _spec_children(value, spec, children, where)):
             self.walk(child, child_spec, param, path + (key,))
 

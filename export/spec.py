@@ -22,7 +22,7 @@ import torch
 from torch.export import Dim
 
 from export import _torch_compat as tc
-from export.errors import InputError
+from export.errors import ClassicOperatorError, InputError
 from export.inputs import Inputs, Leaf, leaf_name
 from shapes.affine import Affine
 from shapes.errors import SpecError
@@ -31,6 +31,7 @@ from shapes.spec import (
     ClassicConstraint,
     ClassicDim,
     ClassicEquality,
+    ClassicExpr,
     DimDecl,
     InputDim,
     RootDim,
@@ -39,7 +40,7 @@ from shapes.spec import (
 )
 
 __all__ = ["RootDim", "DimDecl", "Spec", "dynamic_dim", "from_constraints", "from_dynamic_shapes", "validate",
-           "resolve_dynamic_shapes",
+           "resolve_dynamic_shapes", "ClassicTerm",
            "torch_dynamic_shapes", "torch_derived", "dynamic_shapes_tree", "TOKEN"]
 
 TOKEN = re.compile(r"^#tensor(\d+)$")
@@ -113,7 +114,7 @@ def _tree_of(value: Any, param: str, path: tuple[Any, ...], per_leaf: Mapping[st
 
 # -- classic --------------------------------------------------------------------------------
 
-def dynamic_dim(t: Any, index: int) -> ClassicDim:
+def dynamic_dim(t: Any, index: int) -> ClassicTerm:
     """The classic ``dynamic_dim(t, i)``: dim ``i`` of the example tensor ``t`` is dynamic.
 
     Compare it with ints (``>= > <= <``) for its range, with another dim (``==``, also
@@ -128,7 +129,85 @@ def dynamic_dim(t: Any, index: int) -> ClassicDim:
             f"dynamic_dim(t, {index}): the tensor has {t.dim()} dims (shape {tuple(t.shape)}); "
             f"use an index in [0, {t.dim() - 1}]"
         )
-    return ClassicDim(InputDim(f"#tensor{id(t)}", index % t.dim()))
+    return ClassicTerm(ClassicDim(InputDim(f"#tensor{id(t)}", index % t.dim())))
+
+
+class ClassicTerm:
+    """A classic ``dynamic_dim(t, i)`` (or ``a * dynamic_dim(t, i) + b``, or a constraint
+    built from them) as the user holds it: the core's record (:class:`shapes.spec.ClassicDim`,
+    ``ClassicExpr``, ``ClassicConstraint``, ``ClassicEquality``) behind the same operators
+    and attributes, whose refusals (``d >= 2.5``, ``d * -1``, ``d == d``, ``d + 1.5``) are
+    :class:`export.errors.ClassicOperatorError` (an InputError and a TypeError).
+
+    >>> d = dynamic_dim(torch.zeros(4), 0)
+    >>> (d <= 8).hi, (2 * d + 1).offset
+    (8, 1)
+    >>> d >= 2.5
+    Traceback (most recent call last):
+    ...
+    export.errors.ClassicOperatorError: dynamic_dim(t, 0) >= 2.5: classic bounds must be ints
+    """
+
+    __slots__ = ("record",)
+    __hash__ = None  # type: ignore[assignment]
+
+    def __init__(self, record: Any) -> None:
+        self.record = record
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.record, name)
+
+    def __repr__(self) -> str:
+        return f"ClassicTerm({self.record.text})"
+
+    def _apply(self, op: str, other: Any, shown: str) -> Any:
+        other = other.record if isinstance(other, ClassicTerm) else other
+        try:
+            out = getattr(self.record, op)(other)
+        except (SpecError, TypeError) as e:
+            raise ClassicOperatorError(_untokened(str(e))) from None
+        if out is NotImplemented:
+            raise ClassicOperatorError(_untokened(f"{self.record.text} {shown} {other!r}: a classic dim combines "
+                                                  "with ints (+, -, * by a positive int) and other dynamic_dim(...)s only"))
+        return ClassicTerm(out)
+
+    def __bool__(self) -> bool:
+        raise ClassicOperatorError(_untokened(f"{self.record.text!r} is a constraint, not a bool (chained comparisons "
+                                              "like 2 <= d <= 8 are not supported; write two constraints)"))
+
+    def __ge__(self, k: Any) -> Any:
+        return self._apply("__ge__", k, ">=")
+
+    def __gt__(self, k: Any) -> Any:
+        return self._apply("__gt__", k, ">")
+
+    def __le__(self, k: Any) -> Any:
+        return self._apply("__le__", k, "<=")
+
+    def __lt__(self, k: Any) -> Any:
+        return self._apply("__lt__", k, "<")
+
+    def __eq__(self, k: Any) -> Any:  # type: ignore[override]
+        return self._apply("__eq__", k, "==")
+
+    def __ne__(self, k: Any) -> Any:  # type: ignore[override]
+        return self._apply("__ne__", k, "!=")
+
+    def __add__(self, k: Any) -> Any:
+        return self._apply("__add__", k, "+")
+
+    def __sub__(self, k: Any) -> Any:
+        return self._apply("__sub__", k, "-")
+
+    def __mul__(self, k: Any) -> Any:
+        return self._apply("__mul__", k, "*")
+
+    __radd__, __rmul__ = __add__, __mul__
+
+
+def _untokened(text: str) -> str:
+    """A message about classic records with their tensor tokens spelled ``t``."""
+    return re.sub(r"#tensor\d+", "t", text)
 
 
 def from_constraints(inputs: Inputs, constraints: Iterable[Any]) -> Spec:
@@ -143,6 +222,10 @@ def from_constraints(inputs: Inputs, constraints: Iterable[Any]) -> Spec:
 
 def _resolve(inputs: Inputs, c: Any, i: int) -> Any:
     """Replace the tensor tokens of a classic record by the example input's name."""
+    if isinstance(c, ClassicTerm):
+        c = c.record
+    if isinstance(c, ClassicExpr):
+        raise InputError(f"constraints[{i}] is {c.text}, an expression: compare it with a dynamic_dim(...)")
     if isinstance(c, ClassicDim):
         c = c >= CLASSIC_MIN
     if isinstance(c, bool):

@@ -76,6 +76,34 @@ def test_malformed_spec_is_an_input_error(name: str, call: Callable[[], Any], me
     assert re.search(message, str(info.value)), str(info.value)
 
 
+D = export.dynamic_dim(X, 0)
+
+CLASSIC_OPERATOR_CASES: list[tuple[str, Callable[[], Any], str]] = [
+    ("float bound", lambda: D >= 2.5, r"dynamic_dim\(t, 0\) >= 2.5: classic bounds must be ints"),
+    ("negative coefficient", lambda: D * -1, "the coefficient of a classic dim must be positive"),
+    ("dim related to itself", lambda: D == D, "a dim related to itself"),
+    ("float offset", lambda: D + 1.5, r"dynamic_dim\(t, 0\) \+ 1.5: a classic dim combines with ints"),
+    ("not-equal", lambda: D != 3, "'!=' is not a supported classic constraint"),
+    ("chained comparison", lambda: 2 <= D <= 8, "chained comparisons like 2 <= d <= 8 are not supported"),
+]
+
+
+@pytest.mark.parametrize("name,call,message", CLASSIC_OPERATOR_CASES, ids=[c[0] for c in CLASSIC_OPERATOR_CASES])
+def test_classic_operator_misuse_is_an_input_error(name: str, call: Callable[[], Any], message: str) -> None:
+    """The core refuses; the user sees an export.InputError (still a TypeError, as operators raise)."""
+    with pytest.raises(export.errors.ClassicOperatorError) as info:
+        call()
+    assert isinstance(info.value, InputError) and isinstance(info.value, TypeError)
+    assert re.search(message, str(info.value)), str(info.value)
+
+
+def test_classic_terms_still_export() -> None:
+    y = torch.randn(13, 3)
+    ep = export.export(lambda x, y: torch.cat([x, x, y[:1]]), (X, y),
+                       constraints=[D <= 64, export.dynamic_dim(y, 0) == 2 * D + 1])
+    assert ep.symshape.ranges == {"x.size(0)": (2, 64), "y.size(0)": (5, 129)}
+
+
 def test_core_spec_errors_reach_the_user_as_export_errors() -> None:
     """The core's SpecError (contradictory classic constraints) is an InputError."""
     d = export.dynamic_dim(X, 0)

@@ -55,6 +55,21 @@ class Nested(torch.nn.Module):
         return (d["a"] * 2).sum() + d["b"][0].sum() + d["b"][1][0] - y.sum()
 
 
+class AtMost(torch.nn.Module):
+    def forward(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        return x.sum() + y.sum() if x.size(0) <= y.size(0) else x.sum()
+
+
+class SliceTo(torch.nn.Module):
+    def forward(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        return x[: y.size(0)] + y
+
+
+class Twice(torch.nn.Module):
+    def forward(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        return y.reshape(x.size(0), 2) + x.unsqueeze(1)
+
+
 class Fields(torch.nn.Module):
     def forward(self, x: Any) -> torch.Tensor:
         return x.f.sum() + x.p.sum()
@@ -102,6 +117,12 @@ CASES: list[tuple[str, torch.nn.Module, Callable[[], tuple[Any, ...]], Callable[
     ("named_relates_to_dynamic", Sub(), lambda: (_r(5), _r(5)), lambda: ({0: Dim.DYNAMIC}, {0: Dim("d1", min=3)}), "ok"),
     ("dynamic_dynamic", Sub(), lambda: (_r(5), _r(5)), lambda: ({0: Dim.DYNAMIC}, {0: Dim.DYNAMIC}), "ok"),
     ("dynamic_auto", Sub(), lambda: (_r(5), _r(5)), lambda: ({0: Dim.DYNAMIC}, {0: Dim.AUTO}), "ok"),
+    ("named_le_dynamic", AtMost(), lambda: (_r(4), _r(6)), lambda: ({0: Dim("a")}, {0: Dim.DYNAMIC}), "ok"),
+    ("dynamic_le_named", AtMost(), lambda: (_r(4), _r(6)), lambda: ({0: Dim.DYNAMIC}, {0: Dim("a")}), "ok"),
+    ("named_le_auto", AtMost(), lambda: (_r(4), _r(6)), lambda: ({0: Dim("a")}, {0: Dim.AUTO}), "ok"),
+    ("slice_named_by_dynamic", SliceTo(), lambda: (_r(8), _r(5)), lambda: ({0: Dim("a")}, {0: Dim.DYNAMIC}), "ok"),
+    ("slice_dynamic_by_named", SliceTo(), lambda: (_r(8), _r(5)), lambda: ({0: Dim.DYNAMIC}, {0: Dim("b")}), "ok"),
+    ("slice_dynamic_by_dynamic", SliceTo(), lambda: (_r(8), _r(5)), lambda: ({0: Dim.DYNAMIC}, {0: Dim.DYNAMIC}), "ok"),
     ("dynamic_mod2_branch", Parity(), lambda: (_r(6),), lambda: ({0: Dim.DYNAMIC},), "ok"),
     ("dynamic_le_branch", Upto10(), lambda: (_r(6),), lambda: ({0: Dim.DYNAMIC},), "ok"),
     ("dynamic_bounded_le_branch", Upto10(), lambda: (_r(6),), lambda: ({0: Dim.DYNAMIC(min=3, max=8)},), "ok"),
@@ -181,3 +202,27 @@ def test_fix_keeps_dynamic_hints_as_declared() -> None:
     assert fixed["y"] == {0: Dim.DYNAMIC(min=2, max=40)}
     ep = export.export(BranchAndPlain(), (_r(6), _r(7)), dynamic_shapes=fixed)
     assert ep.symshape.ranges["y.size(0)"] == (2, 40)
+
+
+def test_known_differences_from_torch() -> None:
+    """Where symshape knowingly differs from torch 2.13, both ways, on y == 2 * x."""
+    # x named, y DYNAMIC: y = 2 * a is what the trace infers for y; torch refuses ("must always
+    # be related to the values of a"), symshape exports with y's relation in the program
+    ep = export.export(Twice(), (_r(4), _r(8)), dynamic_shapes=({0: Dim("a")}, {0: Dim.DYNAMIC}))
+    assert ep.symshape.ranges["y.size(0)"] == (2, None)
+    torch.testing.assert_close(ep.module()(_r(5), _r(10)), Twice()(_r(5), _r(10)))
+    with pytest.raises(Exception):
+        torch.export.export(Twice(), (_r(4), _r(8)), dynamic_shapes=({0: Dim("a")}, {0: Dim.DYNAMIC}))
+    # x DYNAMIC, y named: torch exports a program that rejects every odd y although Dim("b")
+    # declares them; symshape reports that the model needs y == 2 * x.size(0)
+    vanilla = torch.export.export(Twice(), (_r(4), _r(8)), dynamic_shapes=({0: Dim.DYNAMIC}, {0: Dim("b")}))
+    with pytest.raises(Exception):
+        vanilla.module()(_r(4), _r(9))
+    with pytest.raises(export.ConstraintViolationError, match=r"y.size\(0\) == 2 \* x.size\(0\)"):
+        export.export(Twice(), (_r(4), _r(8)), dynamic_shapes=({0: Dim.DYNAMIC}, {0: Dim("b")}))
+    # an example outside a hint's bounds: torch exports a program that rejects its own example
+    vanilla = torch.export.export(Double(), (_r(3),), dynamic_shapes=({0: Dim.AUTO(min=4, max=32)},))
+    with pytest.raises(Exception):
+        vanilla.module()(_r(3))
+    with pytest.raises(export.InputError, match="outside the declared range of Dim.AUTO"):
+        export.export(Double(), (_r(3),), dynamic_shapes=({0: Dim.AUTO(min=4, max=32)},))

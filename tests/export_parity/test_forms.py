@@ -226,3 +226,16 @@ def test_known_differences_from_torch() -> None:
         vanilla.module()(_r(3))
     with pytest.raises(export.InputError, match="outside the declared range of Dim.AUTO"):
         export.export(Double(), (_r(3),), dynamic_shapes=({0: Dim.AUTO(min=4, max=32)},))
+
+
+STRICT_IDS = ("dynamic_relates_to_named", "dynamic_dynamic", "dynamic_mod2_branch", "dynamic_bounds_kept",
+              "dynamic_specialized_by_guard", "named_le_dynamic", "shapes_collection", "additional_inputs")
+
+
+@pytest.mark.parametrize("name,model,args,shapes,expect", [c for c in CASES if c[0] in STRICT_IDS],
+                         ids=[c[0] for c in CASES if c[0] in STRICT_IDS])
+def test_form_matches_torch_strict(name: str, model: torch.nn.Module, args: Callable[[], tuple[Any, ...]],
+                                   shapes: Callable[[], Any], expect: str) -> None:
+    """The same forms traced with dynamo (strict=True), passed through to torch."""
+    t, s = compare(model, args(), shapes(), strict=True)
+    assert s.ok == (expect == "ok"), repr(s.error)

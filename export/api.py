@@ -20,8 +20,8 @@ from export.errors import ExportError, InputError
 from export.guards import SolverBridge
 from export.inputs import Inputs, signature_of
 from export.program import SymshapeProgram, finish
-from export.spec import (Spec, dynamic_dim, from_constraints, from_dynamic_shapes, resolve_dynamic_shapes,
-                         torch_dynamic_shapes, validate)
+from export.classic import dynamic_dim, from_constraints
+from export.spec import Spec, from_dynamic_shapes, resolve_dynamic_shapes, torch_dynamic_shapes, validate
 from shapes.errors import SpecError
 from export.trace import Trace
 from solver import HintMismatchError

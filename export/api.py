@@ -14,16 +14,16 @@ import torch
 from torch.export import ExportedProgram
 
 from export import _torch_compat as tc
+from export.classic import dynamic_dim, from_constraints
 from export.diagnose import Retry, data_dependent_error, violation_error
 from export.dynamic_hints import specialized_error
 from export.errors import ExportError, InputError
 from export.guards import SolverBridge
 from export.inputs import Inputs, signature_of
 from export.program import SymshapeProgram, finish
-from export.classic import dynamic_dim, from_constraints
 from export.spec import Spec, from_dynamic_shapes, resolve_dynamic_shapes, torch_dynamic_shapes, validate
-from shapes.errors import SpecError
 from export.trace import Trace
+from shapes.errors import SpecError
 from solver import HintMismatchError
 
 __all__ = ["export", "traced", "TorchOptions", "dynamic_dim", "constrain_as_size", "constrain_as_value"]

@@ -6,23 +6,73 @@ import contextlib
 import inspect
 import io
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import torch
 from torch.export import ExportedProgram
 
 from export import _torch_compat as tc
+from export.classic import dynamic_dim, from_constraints
 from export.diagnose import Retry, data_dependent_error, violation_error
+from export.dynamic_hints import specialized_error
 from export.errors import ExportError, InputError
 from export.guards import SolverBridge
-from export.inputs import Inputs
+from export.inputs import Inputs, signature_of
 from export.program import SymshapeProgram, finish
-from export.spec import Spec, dynamic_dim, from_constraints, from_dynamic_shapes, torch_dynamic_shapes, validate
+from export.spec import Spec, from_dynamic_shapes, resolve_dynamic_shapes, torch_dynamic_shapes, validate
 from export.trace import Trace
+from shapes.errors import SpecError
 from solver import HintMismatchError
 
-__all__ = ["export", "traced", "dynamic_dim", "constrain_as_size", "constrain_as_value"]
+__all__ = ["export", "traced", "TorchOptions", "dynamic_dim", "constrain_as_size", "constrain_as_value"]
+
+
+@dataclass(frozen=True, slots=True)
+class TorchOptions:
+    """The keywords of ``torch.export.export`` symshape passes through to torch as given:
+    ``strict``, ``preserve_module_call_signature``,
+    ``prefer_deferred_runtime_asserts_over_guards`` and any other keyword the installed
+    torch's ``export`` takes (``extra``)."""
+
+    strict: bool = False
+    preserve_module_call_signature: tuple[str, ...] = ()
+    prefer_deferred_runtime_asserts_over_guards: bool = False
+    extra: tuple[tuple[str, Any], ...] = ()
+
+    @staticmethod
+    def of(strict: Any, preserve: Any, prefer_deferred: Any, extra: Mapping[str, Any]) -> TorchOptions:
+        """Validated options (InputError for a wrong type or a keyword torch does not take).
+
+        >>> TorchOptions.of(True, ("sub",), False, {}).as_kwargs()["preserve_module_call_signature"]
+        ('sub',)
+        >>> TorchOptions.of(False, (), False, {"fast": 1})
+        Traceback (most recent call last):
+        ...
+        export.errors.InputError: export() got an unexpected keyword 'fast': torch.export.export takes ...
+        """
+        for name, v in (("strict", strict), ("prefer_deferred_runtime_asserts_over_guards", prefer_deferred)):
+            if not isinstance(v, bool):
+                raise InputError(f"{name} must be a bool, got {v!r}")
+        if isinstance(preserve, str) or not isinstance(preserve, (tuple, list)) or \
+                not all(isinstance(p, str) for p in preserve):
+            raise InputError(f"preserve_module_call_signature must be a tuple of submodule names, got {preserve!r}")
+        known = set(inspect.signature(torch.export.export).parameters) - set(_OWN_KEYWORDS)
+        unknown = sorted(set(extra) - known)
+        if unknown:
+            raise InputError(f"export() got an unexpected keyword {unknown[0]!r}: torch.export.export takes "
+                             f"{', '.join(sorted(known | set(_OWN_KEYWORDS)))}")
+        return TorchOptions(strict, tuple(preserve), prefer_deferred, tuple(sorted(extra.items())))
+
+    def as_kwargs(self) -> dict[str, Any]:
+        return {"strict": self.strict, "preserve_module_call_signature": self.preserve_module_call_signature,
+                "prefer_deferred_runtime_asserts_over_guards": self.prefer_deferred_runtime_asserts_over_guards,
+                **dict(self.extra)}
+
+
+_OWN_KEYWORDS = ("mod", "args", "kwargs", "dynamic_shapes", "strict", "preserve_module_call_signature",
+                 "prefer_deferred_runtime_asserts_over_guards")
 
 
 def _as_module(f: Callable[..., Any]) -> torch.nn.Module:
@@ -30,14 +80,14 @@ def _as_module(f: Callable[..., Any]) -> torch.nn.Module:
         return f
     if not callable(f):
         raise InputError(f"export needs an nn.Module, a function or a method, got {type(f).__name__}")
-    sig = inspect.signature(f)
+    sig = signature_of(f)
 
     class _Fn(torch.nn.Module):
         def forward(self, *args: Any, **kwargs: Any) -> Any:
             return f(*args, **kwargs)
 
     _Fn.forward.__signature__ = sig.replace(  # type: ignore[attr-defined]
-        parameters=[inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD), *sig.parameters.values()]
+        parameters=[inspect.Parameter("self", inspect.Parameter.POSITIONAL_ONLY), *sig.parameters.values()]
     )
     _Fn.__name__ = _Fn.__qualname__ = getattr(f, "__name__", "function")
     return _Fn()
@@ -46,13 +96,28 @@ def _as_module(f: Callable[..., Any]) -> torch.nn.Module:
 def _spec_of(inputs: Inputs, constraints: Sequence[Any] | None, dynamic_shapes: Any) -> Spec:
     if constraints is not None and dynamic_shapes is not None:
         raise InputError("pass either constraints= (classic dynamic_dim API) or dynamic_shapes= (Dim API), not both")
-    if constraints is not None:
-        if not isinstance(constraints, (list, tuple)):
-            raise InputError(f"constraints must be a list of dynamic_dim(...) constraints, got {type(constraints).__name__}")
-        return from_constraints(inputs, constraints)
-    if dynamic_shapes is not None:
-        return from_dynamic_shapes(inputs, dynamic_shapes)
+    try:
+        if constraints is not None:
+            if not isinstance(constraints, (list, tuple)):
+                raise InputError(f"constraints must be a list of dynamic_dim(...) constraints, got {type(constraints).__name__}")
+            return from_constraints(inputs, constraints)
+        if dynamic_shapes is not None:
+            return from_dynamic_shapes(inputs, dynamic_shapes)
+    except SpecError as e:  # the core's own refusal, as the user-facing error
+        raise InputError(str(e)) from None
     return Spec("none", (), ())
+
+
+def _verify_additional(dynamic_shapes: Any, ep: ExportedProgram) -> None:
+    """``AdditionalInputs.verify``, as torch.export runs it: every additional input must be
+    accepted by the exported program (InputError naming the first that is not)."""
+    if not isinstance(dynamic_shapes, torch.export.AdditionalInputs):
+        return
+    try:
+        dynamic_shapes.verify(ep)
+    except Exception as e:  # noqa: BLE001 - torch's check raises plain errors
+        raise InputError(f"dynamic_shapes (AdditionalInputs): an additional input is not accepted by the "
+                         f"exported program: {e}") from None
 
 
 def export(
@@ -63,6 +128,9 @@ def export(
     constraints: Sequence[Any] | None = None,
     dynamic_shapes: Any = None,
     strict: bool = False,
+    preserve_module_call_signature: tuple[str, ...] = (),
+    prefer_deferred_runtime_asserts_over_guards: bool = False,
+    **torch_options: Any,
 ) -> SymshapeProgram:
     """Export ``f`` with every symbolic-shape decision made by symshape's solver.
 
@@ -73,12 +141,21 @@ def export(
     model needs more than the spec guarantees, DataDependentError for unguarded
     data-dependent branches, and InputError for a malformed spec, before any torch
     traceback.
+
+    ``dynamic_shapes`` takes every form ``torch.export.export`` takes (a dict or tuple
+    pytree of ``Dim``, derived dims, ``Dim.AUTO/STATIC/DYNAMIC`` with bounds, ints and
+    None; a ``ShapesCollection``; an ``AdditionalInputs``, whose inputs are verified
+    against the program). ``strict``, ``preserve_module_call_signature``,
+    ``prefer_deferred_runtime_asserts_over_guards`` and any other keyword of the installed
+    ``torch.export.export`` are passed through to torch.
     """
-    if not isinstance(strict, bool):
-        raise InputError(f"strict must be a bool, got {strict!r}")
+    opts = TorchOptions.of(strict, preserve_module_call_signature, prefer_deferred_runtime_asserts_over_guards,
+                           torch_options)
     inputs = Inputs.bind(f, args, kwargs)
-    spec = _spec_of(inputs, constraints, dynamic_shapes)
-    return _run(f, args, kwargs, inputs, spec, strict, verify=True)
+    spec = _spec_of(inputs, constraints, resolve_dynamic_shapes(f, args, kwargs, dynamic_shapes))
+    ep = _run(f, args, kwargs, inputs, spec, opts, verify=True)
+    _verify_additional(dynamic_shapes, ep)
+    return ep
 
 
 def traced(
@@ -89,27 +166,30 @@ def traced(
     constraints: Sequence[Any] | None = None,
     dynamic_shapes: Any = None,
     strict: bool = False,
+    **torch_options: Any,
 ) -> tuple[ExportedProgram, Trace]:
     """Trace ``f`` as :func:`export` does, without judging: torch's program (its ranges
     untouched) and the frozen :class:`export.trace.Trace`. For tools and tests that study a
     trace (e.g. the ``>= 2`` policy, :func:`export.floor_policy.floor_policy`)."""
+    opts = TorchOptions.of(strict, torch_options.pop("preserve_module_call_signature", ()),
+                           torch_options.pop("prefer_deferred_runtime_asserts_over_guards", False), torch_options)
     inputs = Inputs.bind(f, args, kwargs)
-    spec = _spec_of(inputs, constraints, dynamic_shapes)
-    return _trace(f, args, kwargs, inputs, spec, strict)
+    spec = _spec_of(inputs, constraints, resolve_dynamic_shapes(f, args, kwargs, dynamic_shapes))
+    return _trace(f, args, kwargs, inputs, spec, opts)
 
 
 def _trace(f: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any] | None, inputs: Inputs,
-           spec: Spec, strict: bool) -> tuple[ExportedProgram, Trace]:
+           spec: Spec, opts: TorchOptions) -> tuple[ExportedProgram, Trace]:
     """One routed torch.export trace; data-dependent failures become DataDependentError."""
     validate(spec, inputs)
     module = _as_module(f)
     bridge = SolverBridge(spec, inputs)
-    torch_shapes = torch_dynamic_shapes(spec, inputs) if spec.decls else None
+    torch_shapes = torch_dynamic_shapes(spec, inputs, tracing=True) if spec.decls else None
     captured = io.StringIO()
     with tc.route_shape_env(bridge):
         try:
             with contextlib.redirect_stderr(captured):
-                ep = torch.export.export(module, args, kwargs, dynamic_shapes=torch_shapes, strict=strict)
+                ep = torch.export.export(module, args, kwargs, dynamic_shapes=torch_shapes, **opts.as_kwargs())
         except ExportError:
             raise
         except HintMismatchError as e:
@@ -126,15 +206,15 @@ def _trace(f: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any] 
 
 
 def _run(f: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any] | None, inputs: Inputs,
-         spec: Spec, strict: bool, *, verify: bool) -> SymshapeProgram:
-    ep, trace = _trace(f, args, kwargs, inputs, spec, strict)
+         spec: Spec, opts: TorchOptions, *, verify: bool) -> SymshapeProgram:
+    ep, trace = _trace(f, args, kwargs, inputs, spec, opts)
     retry = None
     if verify:
         def rerun(new_args: tuple[Any, ...], new_kwargs: dict[str, Any] | None, new_spec: Spec) -> Any:
-            return _run(f, new_args, new_kwargs, Inputs.bind(f, new_args, new_kwargs), new_spec, strict, verify=False)
+            return _run(f, new_args, new_kwargs, Inputs.bind(f, new_args, new_kwargs), new_spec, opts, verify=False)
 
         retry = Retry(args, kwargs, rerun)
-    error = violation_error(trace, retry)
+    error = violation_error(trace, retry) or specialized_error(trace, retry)
     if error is not None:
         raise error
     return finish(ep, trace)

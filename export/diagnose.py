@@ -31,7 +31,7 @@ from shapes.spec import InputDim
 from shapes.printing import to_python
 from shapes.relation import is_relation
 from shapes.spec import dynamic_dim as classic_dim
-from solver import Fact, suggest, to_json
+from solver import Fact, Solver, Truth, suggest, to_json
 from solver.fixes import Fixes, SpecializeFix
 from shapes.affine import Affine, linear_terms
 
@@ -134,25 +134,56 @@ def blocking_violations(trace: Trace) -> list[Fact]:
 
     def may_block(f: Fact) -> bool:
         syms = f.rel.free_symbols
+        op = f.reason.op or ""
+        if f.reason.kind == "trace_assumption" and op.startswith(SPECIALIZED_OP):
+            return bool(syms & dynamic)  # a named Dim or a Dim.DYNAMIC made static by a 0/1 example
         if not syms & user or not trace.is_about_inputs(f):
             return False  # torch's own bookkeeping, or a runtime check on data (in the graph)
-        op = f.reason.op or ""
         if f.reason.kind == "trace_assumption":
-            if op.startswith(SPECIALIZED_OP):
-                return bool(syms & dynamic)
             if op in (FLOOR_OP, POSITIVE_OP):
                 return False  # enforced by the program's ranges and runtime checks
-        return not _adapts(f.rel, trace.auto_syms)
+        return not _adapts(f.rel, trace, spec_solver)
 
+    spec_solver: list[Solver] = []  # the spec's own solver, built when a hint dim needs it
     return [v.fact for v in trace.solver.violations(only=may_block)]
 
 
-def _adapts(rel: sympy.Basic, auto: AbstractSet[sympy.Symbol]) -> bool:
-    """An equality an AUTO dim can satisfy by itself (it takes whatever value is needed)."""
-    if not isinstance(rel, sympy.Eq) or not rel.free_symbols & auto:
+def _hint_bounds(trace: Trace) -> dict[sympy.Symbol, tuple[int, int | None]]:
+    """The declared bounds of the hint dims (AUTO, DYNAMIC)."""
+    out = {}
+    for d, sym in trace.dim_syms.items():
+        if sym in trace.auto_syms:
+            decl = trace.spec.decl(d)
+            out[sym] = (0, None) if decl is None else (decl.lo, decl.hi)
+    return out
+
+
+def _adapts(rel: sympy.Basic, trace: Trace, spec: list[Solver]) -> bool:
+    """A relation a hint dim (AUTO, DYNAMIC) satisfies by itself, taking whatever value is
+    needed, whatever the declared dims are: an equality where it has coefficient +-1; an
+    inequality it satisfies at the end of its declared range it moves towards (``x <= y``
+    for a hint ``y`` without a max; ``x >= y`` when ``x >= min(y)`` holds by the spec)."""
+    auto = trace.auto_syms
+    if not rel.free_symbols & auto or not isinstance(rel, (sympy.Eq, sympy.Ge, sympy.Gt, sympy.Le, sympy.Lt)):
         return False
     lin = linear_terms(sympy.expand(rel.lhs - rel.rhs))
-    return lin is not None and any(abs(a) == 1 and s in auto for s, a in lin[0].items())
+    if lin is None:
+        return False
+    if isinstance(rel, sympy.Eq):
+        return any(abs(a) == 1 and s in auto for s, a in lin[0].items())
+    grows = 1 if isinstance(rel, (sympy.Ge, sympy.Gt)) else -1  # lhs - rhs must grow (Ge) or shrink (Le)
+    bounds = _hint_bounds(trace)
+    for s, a in lin[0].items():
+        if s not in bounds or not a:
+            continue
+        end = bounds[s][1] if a * grows > 0 else bounds[s][0]
+        if end is None:
+            return True
+        if not spec:
+            spec.append(trace.solver.replica(kinds=("spec",)))
+        if spec[0].decide(rel.xreplace({s: end})) is Truth.TRUE:
+            return True
+    return False
 
 
 # -- root causes -----------------------------------------------------------------------------

@@ -13,6 +13,7 @@ __all__ = [
     "UnsupportedGuardError",
     "InconsistentDecisionError",
     "InputError",
+    "ClassicOperatorError",
     "ConstraintViolationError",
     "DataDependentError",
     "ArchiveError",
@@ -52,6 +53,11 @@ class InconsistentDecisionError(ExportError, RuntimeError):
 class InputError(ExportError, ValueError):
     """The example inputs or the dynamic-shape spec are malformed; the message names the
     input and dim and says what to do. Raised before tracing starts."""
+
+
+class ClassicOperatorError(InputError, TypeError):
+    """A classic ``dynamic_dim(...)`` used with an operand it does not take (``d >= 2.5``,
+    ``d * -1``, ``d == d``): an InputError, and a TypeError as Python operators raise."""
 
 
 class ConstraintViolationError(ExportError):

@@ -18,7 +18,7 @@ from export.spec import DimDecl, RootDim, Spec
 from export.trace import Trace
 from shapes.affine import Affine
 from shapes.expr import int_symbol
-from shapes.spec import InputDim
+from shapes.spec import InputDim, classic_name
 from solver import congruence as cg
 from solver.fixes import CheckFix, DivisibleFix, EqualFix, Fix, Fixes, RangeFix, RelationFix, SpecializeFix
 
@@ -51,9 +51,11 @@ class _Rewriter:
         decl = self.decl_of.get(sym)
         if decl is None:
             raise KeyError(sym)
-        if decl.expr is None:  # an auto dim a fix must talk about: it becomes a root
-            name = sym.name
-            self.ranges[name] = (0, None)
+        if decl.expr is None:  # a hint dim a fix must talk about: it becomes a root, with its bounds
+            name = classic_name(decl.dim)
+            while name in self.ranges or name == sym.name:
+                name = f"_{name}"
+            self.ranges[name] = (decl.lo, decl.hi)
             self.texts[name] = f"{decl.dim}"
             self.decls[self.decls.index(decl)] = DimDecl(decl.dim, "dynamic", int_symbol(name), name)
             self.decl_of[sym] = self.decls[-1]

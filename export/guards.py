@@ -169,7 +169,7 @@ class SolverBridge(tc.BaseDecider):
                                                  source=root.text)
         for decl in self._spec.decls:
             size = self._inputs.size(decl.dim)
-            sym = s.symbol(dim_symbol_name(decl.dim), 0, None, hint=size, source=str(decl.dim))
+            sym = s.symbol(dim_symbol_name(decl.dim), decl.lo, decl.hi, hint=size, source=str(decl.dim))
             self._dim_syms[decl.dim] = sym
             self._names[sym] = str(decl.dim)
             if decl.expr is None:

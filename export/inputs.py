@@ -45,9 +45,28 @@ class Leaf:
 
 
 def signature_of(f: Callable[..., Any]) -> inspect.Signature:
-    """The signature export binds arguments with (``forward``'s for modules)."""
+    """The signature export binds arguments with (``forward``'s for modules). A callable
+    without one (a builtin such as ``torch.relu``) or a non-callable is an InputError.
+
+    >>> signature_of(lambda x, y=1: x)
+    <Signature (x, y=1)>
+    >>> signature_of(torch.relu)
+    Traceback (most recent call last):
+    ...
+    export.errors.InputError: export needs an nn.Module or a Python function whose signature names its inputs; torch.relu is a builtin without a Python signature: wrap it, e.g. def f(x): return torch.relu(x)
+    """
+    if not callable(f):
+        raise InputError(f"export needs an nn.Module, a function or a method, got {type(f).__name__}: {f!r:.60}")
     target = f.forward if isinstance(f, torch.nn.Module) else f
-    return inspect.signature(target)
+    try:
+        return inspect.signature(target)
+    except (ValueError, TypeError):
+        module, name = getattr(f, "__module__", None), getattr(f, "__name__", None)
+        shown = name if module in (None, "builtins") else f"{module}.{name}"
+        shown = shown if name is not None else repr(f)
+        raise InputError(
+            f"export needs an nn.Module or a Python function whose signature names its inputs; {shown} is a "
+            f"builtin without a Python signature: wrap it, e.g. def f(x): return {shown}(x)") from None
 
 
 def _name_of(path: tuple[Any, ...]) -> str:

@@ -38,7 +38,7 @@ def render_modern(spec: Spec, inputs: Inputs) -> str:
         lines.append(f"{r.name} = {_dim_call(r.name, r.lo, r.hi)}")
     per_leaf: dict[str, dict[int, str]] = {}
     for decl in spec.decls:
-        text = "Dim.AUTO" if decl.expr is None else to_python(decl.expr, names)
+        text = decl.text if decl.expr is None else to_python(decl.expr, names)
         per_leaf.setdefault(decl.dim.input_name, {})[decl.dim.dim] = text
     body = ", ".join(f"{p!r}: {_literal(v, p, per_leaf) if _mentions(p, per_leaf) else 'None'}"
                      for p, v in inputs.bound.items())

@@ -116,12 +116,35 @@ class RootDim:
 @dataclass(frozen=True, slots=True)
 class DimDecl:
     """A dynamic input dim: ``mode`` is ``dynamic`` (must stay symbolic) or ``auto`` (may
-    specialize); ``expr`` its value in root symbols (None for ``auto``)."""
+    specialize); ``expr`` its value in root symbols, or None for a *hint* dim whose
+    relations and guards the trace infers (``Dim.AUTO``; ``Dim.DYNAMIC`` is a hint dim of
+    mode ``dynamic``). ``lo``/``hi`` bound a hint dim (``Dim.AUTO(min=4, max=32)``);
+    a dim with an ``expr`` takes its range from its root.
+
+    >>> d = DimDecl(InputDim("x", 0), "dynamic", None, "Dim.DYNAMIC(min=4)", lo=4)
+    >>> d.is_hint, d.lo, d.hi
+    (True, 4, None)
+    """
 
     dim: InputDim
     mode: str
     expr: sympy.Expr | None
     text: str
+    lo: int = 0
+    hi: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.mode not in ("dynamic", "auto"):
+            raise SpecError(f"{self.dim}: mode must be 'dynamic' or 'auto', got {self.mode!r}")
+        if not _is_int(self.lo) or (self.hi is not None and not _is_int(self.hi)):
+            raise SpecError(f"{self.dim}: bounds must be ints, got min={self.lo!r}, max={self.hi!r}")
+        if self.hi is not None and self.lo > self.hi:
+            raise SpecError(f"{self.dim}: {self.text} has min {self.lo} > max {self.hi}")
+
+    @property
+    def is_hint(self) -> bool:
+        """Whether the trace infers this dim (``Dim.AUTO`` / ``Dim.DYNAMIC``, no expression)."""
+        return self.expr is None
 
 
 @dataclass(frozen=True, slots=True)
@@ -172,7 +195,14 @@ class Spec:
         values: dict[str, tuple[int, DimDecl]] = {}
         for decl in self.decls:
             size = size_of(decl.dim)
-            if decl.expr is None or len(decl.expr.free_symbols) != 1:
+            if decl.expr is None:
+                if not (decl.lo <= size and (decl.hi is None or size <= decl.hi)):
+                    raise SpecError(
+                        f"{decl.dim} = {size} is outside the declared range of {decl.text}: "
+                        f"{size} is not in [{decl.lo}, {_hi(decl.hi)}]; use an example inside the range or widen it"
+                    )
+                continue
+            if len(decl.expr.free_symbols) != 1:
                 continue
             sym = next(iter(decl.expr.free_symbols))
             root = self.root(sym.name)

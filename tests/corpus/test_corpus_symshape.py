@@ -51,9 +51,6 @@ _UNBACKED = ("the data-dependent runtime assert u0 == x.size(1) (lengths.max() =
              "blocking cause naming 'u0', and the fix carries torch._check(u0 == T) in Dim names")
 _ROOT_NAMES = ("the suggested check is rendered in Dim/root names (torch._check(b == 10 - a)), not in "
                "input shapes (a.shape[0] + b.shape[0] == 10), so it cannot be pasted into the model")
-_PAD = ("the suggested checks mention the torch-internal symbol t_s83 (storage size of z): "
-        "torch._check(t_s83 >= 6) cannot be pasted (NameError); also the fix demands "
-        "max(..) != y.size(1), i.e. x.size(1) > y.size(1), where x.size(1) >= y.size(1) is the weakest")
 _SHARE = ("only narrowing fixes are proposed: specializes x.size(0) = 10 instead of sharing the Dim "
           "with the static y.size(0) (the intended fix; admits x.size(0) = y.size(0) = 4)")
 _BROADCAST = ("a dim specialized because it broadcasts is told 'use an example of size >= 2' (which "
@@ -74,9 +71,6 @@ _xfail("test_fix_reexport", _NEEDS_CHECK, _CHECKS_BLOCK)
 _xfail("test_fixed_ranges", [i for i in _NEEDS_CHECK if E.EXPECT[i].ranges or E.EXPECT[i].equal], _CHECKS_BLOCK)
 _xfail("test_program_runs", _NEEDS_CHECK, _CHECKS_BLOCK)
 _xfail("test_fix_spec", ["cat_sum_const10"], _ROOT_NAMES)
-_xfail("test_fix_spec", ["pad_to_max_sym_max"], _PAD)
-_xfail("test_fix_reexport", ["pad_to_max_sym_max"], _PAD + "; and " + _CHECKS_BLOCK)
-_xfail("test_program_runs", ["pad_to_max_sym_max"], _PAD + "; and " + _CHECKS_BLOCK)
 _xfail("test_fix_reexport", ["cat_sum_const10"], _ROOT_NAMES + "; and " + _CHECKS_BLOCK)
 _xfail("test_program_runs", ["cat_sum_const10"], _ROOT_NAMES + "; and " + _CHECKS_BLOCK)
 _xfail("test_causes", ["length_mask_batch"], _UNBACKED)
@@ -105,7 +99,6 @@ _FIXED = {
     ('test_fix_verified', 'cat_sum_undeclared'),
     ('test_fix_verified', 'cat_plus_strided'),
     ('test_fix_verified', 'tutorial_wxyz'),
-    ('test_fix_verified', 'pad_to_max_sym_max'),
     ('test_fix_verified', 'derived_stride_2x_plus1'),
     ('test_fix_verified', 'view_minus_one'),
     ('test_fix_verified', 'flatten_hw_product'),
@@ -120,7 +113,6 @@ _FIXED = {
     ('test_fix_reexport', 'cat_sum_undeclared'),
     ('test_fix_reexport', 'cat_plus_strided'),
     ('test_fix_reexport', 'tutorial_wxyz'),
-    ('test_fix_reexport', 'pad_to_max_sym_max'),
     ('test_fix_reexport', 'derived_stride_2x_plus1'),
     ('test_fix_reexport', 'view_minus_one'),
     ('test_fix_reexport', 'flatten_hw_product'),

@@ -71,11 +71,17 @@ class SymshapeProgram(ExportedProgram):
     @property
     def symshape(self) -> Report:
         report: Report = self.__dict__["_symshape_report"]
-        solver = self.__dict__.pop("_symshape_solver", None)
-        if solver is not None:
+        solver = self.__dict__.get("_symshape_solver")
+        if solver is not None and report.problem is None:
             report = dataclasses.replace(report, problem=_problem(solver))
             self.__dict__["_symshape_report"] = report
         return report
+
+    @property
+    def symshape_solver(self) -> Solver | None:
+        """The final-range solver this export judged with (classes, relations, bounds), kept
+        in-process; None on a loaded program, whose report carries the solver problem as JSON."""
+        return self.__dict__.get("_symshape_solver")
 
     def __str__(self) -> str:
         text = super().__str__()

@@ -1,9 +1,9 @@
-"""What the solver concluded, for the report and the graph: the export's solver problem replayed.
+"""What the solver concluded, for the report and the graph.
 
 The report needs the final solver (classes, relations, bounds, explanations) with display
-names. Today it rebuilds it by replaying the problem's JSON into a new ``Solver``
-(:func:`analyse`); when the program keeps its frozen ``Trace``, :func:`analyse` is the one
-place to swap for reading it.
+names. A program exported in this process keeps it (:attr:`SymshapeProgram.symshape_solver`),
+and :class:`Analysis` reads that one; only a failed export or a loaded program, which carry the
+solver problem as JSON, rebuild it by replaying the problem (:func:`analyse`).
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from shapes.printing import to_python
+from solver import Solver
 from solver.protocol import solver_from_problem
 
 __all__ = ["Analysis", "analyse", "INPUT_DIM", "range_text"]
@@ -23,7 +24,7 @@ INPUT_DIM = re.compile(r"^(?P<leaf>.+)\.size\((?P<dim>\d+)\)$")
 
 def analyse(problem: Mapping[str, Any]) -> Analysis:
     """The solver state of an export, from its problem (JSON, as the program carries it)."""
-    return Analysis(problem)
+    return Analysis(problem, solver_from_problem(problem))
 
 
 def range_text(lo: int | None, hi: int | None) -> str:
@@ -34,9 +35,9 @@ def range_text(lo: int | None, hi: int | None) -> str:
 class Analysis:
     """A solver problem replayed: display names, classes, relations, bounds, facts."""
 
-    def __init__(self, problem: Mapping[str, Any]) -> None:
+    def __init__(self, problem: Mapping[str, Any], solver: Solver) -> None:
         self.problem = problem
-        self.solver = solver_from_problem(problem)
+        self.solver = solver
         self.names: dict[Any, str] = {}
         self.input_dims: list[Any] = []
         for info in self.solver.symbols:

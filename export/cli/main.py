@@ -147,7 +147,9 @@ def _cmd_export(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                      f"export failed: {'constraint violations' if isinstance(error, ConstraintViolationError) else 'data-dependent branch'}")
         problem_text = ep.symshape.problem if ep is not None else getattr(error, "problem", None)
         problem = json.loads(problem_text) if problem_text else None
-        analysis = analyse(problem) if problem is not None else None
+        kept = ep.symshape_solver if ep is not None else None
+        analysis = (Analysis(problem, kept) if kept is not None and problem is not None else
+                    analyse(problem) if problem is not None else None)
         doc["inputs"] = input_shapes(inputs, analysis if ep is not None else None, labels)
         doc["elapsed_seconds"] = round(elapsed, 3)
     doc.update(success_doc(ep, analysis) if ep is not None else failure_doc(error, analysis))  # type: ignore[arg-type]

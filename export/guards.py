@@ -11,7 +11,7 @@ facts, so nothing the trace relied on is left out of the solver's view.
 from __future__ import annotations
 
 import contextlib
-import re
+import sys
 import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -24,6 +24,7 @@ from export.convert import to_shapes
 from export.errors import UnsupportedGuardError
 from export.inputs import Inputs
 from export.provenance import UserFrame, is_user_file, user_frame
+from export.sites import RawSite, asking_site, resolve
 from export.spec import Spec
 from export.trace import FLOOR_OP, POSITIVE_OP, SPECIALIZED_OP, Trace, TraceStats, frozen_map
 from shapes.printing import to_python
@@ -36,8 +37,6 @@ __all__ = ["SolverBridge", "dim_symbol_name", "dim_expressible"]
 
 _SOFT_APIS = frozenset({"guard_or_false", "guard_or_true", "guard_size_oblivious"})
 """torch's 0/1-safe queries: the branch they take is valid whether or not a size is 0 or 1."""
-
-_CHECK_CALL = re.compile(r"^\s*torch\._check(_with)?\(")
 
 
 def dim_expressible(rel: sympy.Basic) -> bool:
@@ -115,6 +114,9 @@ class SolverBridge(tc.BaseDecider):
         self._settled: dict[sympy.Basic, bool] = {}  # torch expr -> its answer, once settled
         self._became_fact: set[sympy.Basic] = set()  # questions whose answer was recorded as a fact
         self._spec_solver: Solver | None = None
+        self._sites: dict[sympy.Basic, set[RawSite]] = {}  # hard question -> the sites that asked it
+        self._answers: dict[sympy.Basic, bool] = {}  # hard question -> its answer
+        self._user_checks: set[sympy.Basic] = set()  # questions a user's torch._check asked
         self._converted: dict[sympy.Basic, sympy.Basic | None] = {}
         self._declare_spec()
 
@@ -136,7 +138,9 @@ class SolverBridge(tc.BaseDecider):
             frozen_map(self._names), frozen_map(self._sym_map),
             TraceStats(c.asked, c.routed, c.to_torch, c.seconds, tuple(c.unsupported)),
             frozenset(self._hard), frozenset(self._became_fact), tuple(self._zero_one_notes),
-            frozen_map({**self._origins_from_torch(), **self._unbacked_origins}), tuple(self._torch_reports))
+            frozen_map({**self._origins_from_torch(), **self._unbacked_origins}), tuple(self._torch_reports),
+            frozen_map({rel: frozenset(resolve(r) for r in raw) for rel, raw in self._sites.items()}),
+            frozen_map(self._answers))
 
     def _origins_from_torch(self) -> dict[sympy.Symbol, UserFrame]:
         """Where torch recorded the unbacked symbols the bridge saw no user frame for."""
@@ -268,6 +272,7 @@ class SolverBridge(tc.BaseDecider):
             if api not in _SOFT_APIS:
                 rel = self._converted[expr]
                 self._hard.add(rel)
+                self._note_site(rel, settled)
                 if api == "guard_bool" and rel not in self._zero_one_seen:
                     self._note_zero_one(rel, settled)
             return settled
@@ -282,6 +287,7 @@ class SolverBridge(tc.BaseDecider):
                 return self._unhinted(rel, api)
             if api not in _SOFT_APIS:
                 self._hard.add(rel)
+                self._note_site(rel, hint)
             if self._solver.decide(rel) is Truth.UNKNOWN:
                 self._became_fact.add(rel)  # recorded as a fact: its answer needs no assumption
             answer = self._solver.guard(rel, hint, lambda: self._reason(rel, api))
@@ -291,6 +297,17 @@ class SolverBridge(tc.BaseDecider):
             return answer
         finally:
             self._counts.seconds += time.perf_counter() - start
+
+    def _note_site(self, rel: sympy.Basic, answer: bool) -> None:
+        """Record which site asked the hard question ``rel`` (a short frame walk, see
+        :func:`export.sites.asking_site`), its answer, and whether a user's
+        ``torch._check`` asked it (torch's check path, whatever the spelling)."""
+        raw, via_check = asking_site(sys._getframe(2))
+        if raw is not None:
+            self._sites.setdefault(rel, set()).add(raw)
+            if via_check and is_user_file(raw[0]):
+                self._user_checks.add(rel)
+        self._answers[rel] = bool(answer)
 
     def _note_zero_one(self, rel: sympy.Basic, answer: bool) -> None:
         """A user branch comparing a dim with 0 or 1, decided only by torch's >= 2 assumption:
@@ -380,7 +397,7 @@ class SolverBridge(tc.BaseDecider):
         such a fix is applied (torch keeps it as a runtime check in the program)."""
         frame = user_frame()
         kind = "guard"
-        if frame is not None and _CHECK_CALL.match(frame.code) and not dim_expressible(self._solver.simplify(rel)):
+        if rel in self._user_checks and not dim_expressible(self._solver.simplify(rel)):
             kind = "spec"
         return Reason(kind, self._text(rel), frame.origin if frame else None, frame.code if frame else api)
 

@@ -104,7 +104,8 @@ def finish(ep: ExportedProgram, trace: Trace, zero_one: ZeroOne = NOTHING) -> Sy
     trace must know every symbol of ``ep.range_constraints``
     (:meth:`export.guards.SolverBridge.trace` declares them); ``zero_one`` is the
     evidence that lets dims drop torch's ``>= 2`` floor (:mod:`export.zero_one`)."""
-    s = floor_policy(trace, zero_one.covered, zero_one.relieved).final
+    policy = floor_policy(trace, zero_one.covered, zero_one.relieved)
+    s = policy.final
     inputs = trace.inputs
     ranges = {}
     for sym in list(ep.range_constraints):
@@ -135,12 +136,23 @@ def finish(ep: ExportedProgram, trace: Trace, zero_one: ZeroOne = NOTHING) -> Sy
          "solver_seconds": round(trace.stats.seconds, 6), "stages": dict(s.stats),
          "facts": len(s.facts), "guards": len(s.guards), "boundary_retraces": zero_one.retraces},
         None,
-        trace.zero_one_notes,
+        trace.zero_one_notes + _branch_warnings(trace, policy.needed),
         zero_one.evidence,
     )
     for note in report.warnings:
         warnings.warn(note, SymshapeWarning, stacklevel=4)
     return _attach(ep, equalities, report, s)
+
+
+def _branch_warnings(trace: Trace, needed: Mapping[Any, tuple[Any, ...]]) -> tuple[str, ...]:
+    """The notes on user branches that still rely on the ``>= 2`` floor, once per line
+    (not once per input sharing a dim)."""
+    kept = {rel for rels in needed.values() for rel in rels}
+    out: dict[str, str] = {}
+    for rel, origin, text in trace.branch_notes:
+        if rel in kept:
+            out.setdefault(origin or text, text)
+    return tuple(out.values())
 
 
 def _relation_text(rel: Any, names: Mapping[Any, str]) -> str:

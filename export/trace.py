@@ -89,6 +89,8 @@ class Trace:
     0/1 sizes; ``torch_reports`` torch's own constraint-violation texts (never shown).
     ``sites`` maps each hard question to the places that asked it
     (:class:`export.sites.Site`), ``answers`` each hard question to its answer.
+    ``branch_notes`` are ``(question, origin, text)`` for user branches comparing a dim
+    with 0/1/2: warnings when the dim keeps the ``>= 2`` floor.
     """
 
     spec: Spec
@@ -109,6 +111,7 @@ class Trace:
     torch_reports: tuple[str, ...]
     sites: Mapping[sympy.Basic, frozenset[Site]] = field(default_factory=lambda: frozen_map({}))
     answers: Mapping[sympy.Basic, bool] = field(default_factory=lambda: frozen_map({}))
+    branch_notes: tuple[tuple[sympy.Basic, str, str], ...] = ()
 
     # -- symbols ------------------------------------------------------------------------------
     @property

@@ -46,6 +46,7 @@ MAX_RETRACED_DIMS = 2
 """At most this many dims are re-traced together (2 dims: 3 boundary points)."""
 
 _KINDS = ("spec", "guard", "trace_assumption")
+_INT_MAX = 2**63 - 1
 _ASSERTS = ("_assert_scalar", "sym_constrain_range", "_assert_tensor_metadata", "_assert_async")
 
 
@@ -260,9 +261,22 @@ def graph_form(ep: ExportedProgram, trace: Trace, values: Mapping[str, int]) -> 
             continue
         if node.op == "call_function" and any(a in str(node.target) for a in _ASSERTS):
             continue
+        if _is_full_slice(node):
+            env[node] = _norm(node.args[0], env)  # x[:, 0:INT_MAX] is x, at every size
+            continue
         env[node] = ("node", len(out))
         out.append((node.op, str(node.target), _norm(node.args, env), _norm(dict(node.kwargs), env)))
     return tuple(out)
+
+
+def _is_full_slice(node: Any) -> bool:
+    """``aten.slice.Tensor(x, dim, 0, >= 2**63 - 1[, 1])``: every element of ``x``, whatever
+    its size (torch drops such a slice when it can tell it is full, e.g. at size 1)."""
+    if node.op != "call_function" or str(node.target) != "aten.slice.Tensor":
+        return False
+    rest = list(node.args[2:]) + [node.kwargs.get(k) for k in ("start", "end", "step") if k in node.kwargs]
+    start, end, step = (rest + [0, _INT_MAX, 1][len(rest):])[:3]
+    return start in (0, None) and (end is None or (isinstance(end, int) and end >= _INT_MAX)) and step in (1, None)
 
 
 def _size_form(trace: Trace, val: Any, values: Mapping[str, int]) -> tuple[str, str] | None:

@@ -251,11 +251,12 @@ def graph_form(ep: ExportedProgram, trace: Trace, values: Mapping[str, int]) -> 
     constants; asserts are checks, compared as guards, not as ops)."""
     env: dict[Any, Any] = {}
     out: list[Any] = []
+    canon = _Canonical(trace)
     for node in ep.graph_module.graph.nodes:
         if node.op == "placeholder":
             env[node] = ("input", node.name)
             continue
-        size = _size_form(trace, node.meta.get("val"), values) if node.op == "call_function" else None
+        size = _size_form(canon, node.meta.get("val"), values) if node.op == "call_function" else None
         if size is not None:
             env[node] = size
             continue
@@ -279,15 +280,43 @@ def _is_full_slice(node: Any) -> bool:
     return start in (0, None) and (end is None or (isinstance(end, int) and end >= _INT_MAX)) and step in (1, None)
 
 
-def _size_form(trace: Trace, val: Any, values: Mapping[str, int]) -> tuple[str, str] | None:
+class _Canonical:
+    """Sizes in a trace's dims, each dim replaced by the first (by name) dim its trace
+    proves equal to it: two traces may pick different members of one class."""
+
+    def __init__(self, trace: Trace) -> None:
+        self.trace = trace
+        self.named: dict[sympy.Symbol, sympy.Symbol] = {}
+        self.dims = sorted({*trace.dim_syms.values(), *trace.root_syms.values()}, key=lambda s: s.name)
+
+    def symbol(self, sym: sympy.Symbol) -> sympy.Symbol:
+        if sym not in self.named:
+            self.named[sym] = sym
+            if sym in self.dims:
+                root = self.trace.solver.root_of(sym)
+                for other in self.dims:
+                    if self.trace.solver.root_of(other) == root and \
+                            self.trace.solver.decide(sympy.Eq(other, sym)) is Truth.TRUE:
+                        self.named[sym] = other
+                        break
+        return self.named[sym]
+
+    def expression(self, expr: sympy.Basic, values: Mapping[str, int]) -> str:
+        mine = self.trace.expression(expr) if not isinstance(expr, sympy.logic.boolalg.BooleanAtom) else expr
+        if mine is None:
+            return str(expr)
+        subs: dict[sympy.Basic, Any] = {}
+        for s in mine.free_symbols:
+            c = self.symbol(s)
+            subs[s] = values.get(s.name, values.get(c.name, c))
+        return str(sympy.expand(mine.xreplace(subs)) if subs else mine)
+
+
+def _size_form(canon: _Canonical, val: Any, values: Mapping[str, int]) -> tuple[str, str] | None:
     expr = tc.sym_expr(val) if not isinstance(val, (list, tuple)) else None
     if expr is None:
         return None
-    mine = trace.expression(expr) if not isinstance(expr, sympy.logic.boolalg.BooleanAtom) else expr
-    if mine is None:
-        return ("size", str(expr))
-    subs = {s: values[s.name] for s in mine.free_symbols if s.name in values}
-    return ("size", str(sympy.expand(mine.xreplace(subs)) if subs else mine))
+    return ("size", canon.expression(expr, values))
 
 
 def _norm(x: Any, env: Mapping[Any, Any]) -> Any:

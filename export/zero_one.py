@@ -262,12 +262,18 @@ def graph_form(ep: ExportedProgram, trace: Trace, values: Mapping[str, int]) -> 
             continue
         if node.op == "call_function" and any(a in str(node.target) for a in _ASSERTS):
             continue
-        if _is_full_slice(node):
-            env[node] = _norm(node.args[0], env)  # x[:, 0:INT_MAX] is x, at every size
+        if _is_full_slice(node) or _is_value_identity(node):
+            env[node] = _norm(node.args[0], env)  # the same values as its input, at every size
             continue
         env[node] = ("node", len(out))
         out.append((node.op, str(node.target), _norm(node.args, env), _norm(dict(node.kwargs), env)))
     return tuple(out)
+
+
+def _is_value_identity(node: Any) -> bool:
+    """``aten.contiguous``: the input's values in another layout (torch records it only
+    when it cannot tell the input is contiguous already, e.g. not at size 1)."""
+    return node.op == "call_function" and str(node.target).startswith("aten.contiguous.")
 
 
 def _is_full_slice(node: Any) -> bool:

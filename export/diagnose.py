@@ -278,9 +278,9 @@ def _diagnose_specializations(causes: tuple[Cause, ...], trace: Trace,
                              SPECIALIZED, c.facts))
         else:
             out.append(Cause(c.dims, c.origin, c.code, f"{head}: use an example of size >= 2", SPECIALIZED, c.facts))
-    dims = list(result.partners) if result is not None and result.partners else list(special.values())
+    static = list(result.partners) if result is not None and result.partners else list(special.values())
     larger = {str(d): n for d, n in result.sizes.items()} if result is not None and result.ok else None
-    return tuple(out), (_static_fixes(trace, retry, dims, larger) if dims else None)
+    return tuple(out), (_static_fixes(trace, retry, static, larger) if static else None)
 
 
 def _static_fixes(trace: Trace, retry: Retry | None, dims: list[InputDim],

@@ -84,7 +84,7 @@ def asking_site(frame: FrameType | None = None) -> tuple[RawSite | None, bool]:
     >>> asking_site()[0][2]
     '<module>'
     """
-    f = frame if frame is not None else sys._getframe(1)
+    f: FrameType | None = frame if frame is not None else sys._getframe(1)
     via_check = False
     while f is not None:
         code = f.f_code

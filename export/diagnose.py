@@ -27,6 +27,7 @@ from export.render import plain_words, render_checks, render_classic, render_mod
 from export.probe import probe_specializations, without_dims
 from export.spec import Spec, torch_dynamic_shapes
 from export.trace import FLOOR_OP, POSITIVE_OP, SPECIALIZED_OP, Trace
+from export.zero_one import zero_one
 from shapes.spec import InputDim
 from shapes.printing import to_python
 from shapes.relation import is_relation
@@ -311,7 +312,7 @@ def _json(trace: Trace) -> str | None:
 
 def _fixes(trace: Trace, retry: Retry | None) -> SuggestedFixes:
     inputs = trace.inputs
-    policy = floor_policy(trace)
+    policy = floor_policy(trace, zero_one(trace).covered)  # no min=2 for floors the site table covers
     solver = trace.solver.replica(kinds=("spec", "guard", "trace_assumption"), keep=policy.about_inputs)
     records = solver.suggest()
     fixed = apply_fixes(trace, records)

@@ -11,6 +11,7 @@ facts, so nothing the trace relied on is left out of the solver's view.
 from __future__ import annotations
 
 import contextlib
+import re
 import sys
 import time
 from collections.abc import Iterable, Iterator
@@ -37,6 +38,12 @@ __all__ = ["SolverBridge", "dim_symbol_name", "dim_expressible"]
 
 _SOFT_APIS = frozenset({"guard_or_false", "guard_or_true", "guard_size_oblivious"})
 """torch's 0/1-safe queries: the branch they take is valid whether or not a size is 0 or 1."""
+
+
+_CHECK_LINE = re.compile(r"^\s*torch\._check(_with)?\(")
+"""A line that is a ``torch._check`` call: the questions Python asks while evaluating its
+argument (``max(a, b)`` compares) belong to the user's assertion too. The check itself is
+recognised from torch's check path (:func:`export.sites.asking_site`), whatever its spelling."""
 
 
 def dim_expressible(rel: sympy.Basic) -> bool:
@@ -407,7 +414,8 @@ class SolverBridge(tc.BaseDecider):
         such a fix is applied (torch keeps it as a runtime check in the program)."""
         frame = user_frame()
         kind = "guard"
-        if rel in self._user_checks and not dim_expressible(self._solver.simplify(rel)):
+        user_check = rel in self._user_checks or (frame is not None and _CHECK_LINE.match(frame.code) is not None)
+        if user_check and not dim_expressible(self._solver.simplify(rel)):
             kind = "spec"
         return Reason(kind, self._text(rel), frame.origin if frame else None, frame.code if frame else api)
 

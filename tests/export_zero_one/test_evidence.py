@@ -121,3 +121,20 @@ def test_evidence_survives_save_and_load() -> None:
     buf.seek(0)
     loaded = export.load(buf)
     assert loaded.symshape.zero_one == ep.symshape.zero_one and ep.symshape.zero_one
+
+
+class BothOne(torch.nn.Module):
+    def forward(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        if x.shape[0] == 1 or y.shape[0] == 1:
+            return x * y
+        return x + y
+
+
+def test_a_branch_warns_once_per_line_not_per_input_sharing_the_dim() -> None:
+    b = Dim("b")
+    with pytest.warns(export.SymshapeWarning) as seen:
+        ep = export.export(BothOne(), (torch.randn(3, 2), torch.randn(3, 2)),
+                           dynamic_shapes={"x": {0: b}, "y": {0: b}})
+    assert len([w for w in seen if issubclass(w.category, export.SymshapeWarning)]) == 1
+    assert len(ep.symshape.warnings) == 1 and "if x.shape[0] == 1 or y.shape[0] == 1:" in ep.symshape.warnings[0]
+    assert ep.symshape.ranges["x.size(0)"] == (2, None)

@@ -122,6 +122,7 @@ __all__ = [
     "unbacked_symbols_with_stacks",
     "decider_of",
     "sym_expr",
+    "recorded_guards",
     "tree_flatten_with_path",
     "tree_map",
     "tree_map_with_path",
@@ -708,6 +709,13 @@ def symbol_hint(env: ShapeEnv, sym: sympy.Symbol) -> int | None:
 def unbacked_symbols_with_stacks(env: Any) -> list[sympy.Symbol]:
     """The symbols whose allocation stack ``env`` recorded (see :func:`symbol_origin_frames`)."""
     return list(getattr(env, "var_to_stack", {}) or {})
+
+
+def recorded_guards(program: Any) -> list[sympy.Basic]:
+    """The guards torch recorded in the ShapeEnv behind ``program`` (they become the
+    program's own run-time input checks), as torch sympy expressions."""
+    env = shape_env_of(program)
+    return [g.expr for g in getattr(env, "guards", ())] if env is not None else []
 
 
 def sym_expr(value: Any) -> sympy.Basic | None:

@@ -30,7 +30,7 @@ import sympy
 from torch.export import ExportedProgram
 
 from export import _torch_compat as tc
-from export.floor_policy import is_floor, needed_floor, relaxed_solver
+from export.floor_policy import floor_policy, is_floor, needed_floor, relaxed_solver
 from export.sites import covered, justification
 from export.trace import Trace
 from shapes.printing import to_python
@@ -109,7 +109,49 @@ def zero_one(trace: Trace, program: ExportedProgram | None = None, boundary: Bou
             open_roots.append(root)
     points = _Points(trace, program, needed, open_roots, boundary if program is not None else None)
     relieved, retrace_records = _retrace(trace, needed, covered_rels, open_roots, points)
+    blocked = _torch_checks(trace, program, needed, covered_rels, relieved)
+    if blocked:
+        names = {_dim_name(trace, r): g for r, g in blocked.items()}
+        records = [_blocked(e, names) for e in records]
+        retrace_records = [_blocked(e, names) for e in retrace_records]
+        covered_rels = {r for r in covered_rels if not any(trace.solver.root_of(x) in blocked for x in r.free_symbols)}
+        relieved = frozenset(r for r in relieved if r not in blocked)
     return ZeroOne(frozenset(covered_rels), relieved, tuple(records + retrace_records), points.runs)
+
+
+def _torch_checks(trace: Trace, program: ExportedProgram | None, needed: Mapping[sympy.Symbol, tuple[sympy.Basic, ...]],
+                  covered_rels: set[sympy.Basic], relieved: frozenset[sympy.Symbol]) -> dict[sympy.Symbol, str]:
+    """Root dims whose size 1 torch's own recorded guards (the program's run-time input
+    checks) still reject: relieving them would report a range the program does not run."""
+    if program is None or not (covered_rels or relieved):
+        return {}
+    final = floor_policy(trace, covered_rels, relieved).final
+    out: dict[sympy.Symbol, str] = {}
+    for guard in tc.recorded_guards(program):
+        rel = trace.convert(guard)
+        if rel is None or not rel.free_symbols:
+            continue
+        try:
+            ok = final.decide(rel) is Truth.TRUE
+        except SolverError:
+            ok = False
+        if not ok:
+            for x in rel.free_symbols:
+                try:
+                    root = trace.solver.root_of(x)
+                except SolverError:
+                    continue
+                if root in needed:
+                    out.setdefault(root, _text(rel, trace.names))
+    return out
+
+
+def _blocked(e: ZeroOneEvidence, blocked: Mapping[str, str]) -> ZeroOneEvidence:
+    guard = blocked.get(e.dim)
+    if guard is None or e.kind == "kept":
+        return e
+    return ZeroOneEvidence(e.dim, e.rel, "kept", e.site,
+                           f"{e.why}; but torch recorded the guard {guard}, which the program checks at run time")
 
 
 def _retrace(trace: Trace, needed: Mapping[sympy.Symbol, tuple[sympy.Basic, ...]], covered_rels: set[sympy.Basic],

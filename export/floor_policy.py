@@ -95,12 +95,14 @@ def _keeps(trace: Trace, needed: Mapping[sympy.Symbol, object], fact: Fact) -> b
 
 
 def floor_policy(trace: Trace, covered: AbstractSet[sympy.Basic] = frozenset(),
-                 relieved: AbstractSet[sympy.Symbol] = frozenset()) -> FloorPolicy:
+                 relieved: AbstractSet[sympy.Symbol] = frozenset(),
+                 kept: AbstractSet[sympy.Symbol] = frozenset()) -> FloorPolicy:
     """The ``>= 2`` policy of ``trace``: which dims need the floor, why, and the final
     solver (the relaxed solver plus the needed floors, when one was built).
 
     ``covered`` decisions and ``relieved`` root dims have evidence that the program is
-    right at size 1 (:func:`export.zero_one.zero_one`): they need no floor.
+    right at size 1 (:func:`export.zero_one.zero_one`): they need no floor, except for
+    the ``kept`` root dims.
 
     >>> import torch
     >>> from torch.export import Dim
@@ -118,7 +120,8 @@ def floor_policy(trace: Trace, covered: AbstractSet[sympy.Basic] = frozenset(),
     relaxed = relaxed_solver(trace)
     needed = needed_floor(trace, relaxed)
     if covered or relieved:
-        left = {root: tuple(r for r in rels if r not in covered) for root, rels in needed.items() if root not in relieved}
+        left = {root: tuple(r for r in rels if r not in covered or root in kept)
+                for root, rels in needed.items() if root not in relieved or root in kept}
         needed = frozen_map({root: rels for root, rels in left.items() if rels})
     return FloorPolicy(trace, needed, _final_solver(trace, needed, relaxed))
 

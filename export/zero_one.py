@@ -70,13 +70,15 @@ class ZeroOneEvidence:
 @dataclass(frozen=True, slots=True)
 class ZeroOne:
     """The outcome: ``covered`` decisions (by the site table), ``relieved`` root dims (by
-    a boundary re-trace: all their decisions), the ``evidence`` records, and the number
-    of boundary ``retraces`` run."""
+    a boundary re-trace: all their decisions), ``kept`` root dims that keep the floor
+    whatever covers their decisions (torch's own guards reject size 1), the ``evidence``
+    records, and the number of boundary ``retraces`` run."""
 
     covered: frozenset[sympy.Basic]
     relieved: frozenset[sympy.Symbol]
     evidence: tuple[ZeroOneEvidence, ...]
     retraces: int = 0
+    kept: frozenset[sympy.Symbol] = frozenset()
 
 
 NOTHING = ZeroOne(frozenset(), frozenset(), ())
@@ -114,9 +116,9 @@ def zero_one(trace: Trace, program: ExportedProgram | None = None, boundary: Bou
         names = {_dim_name(trace, r): g for r, g in blocked.items()}
         records = [_blocked(e, names) for e in records]
         retrace_records = [_blocked(e, names) for e in retrace_records]
-        covered_rels = {r for r in covered_rels if not any(trace.solver.root_of(x) in blocked for x in r.free_symbols)}
         relieved = frozenset(r for r in relieved if r not in blocked)
-    return ZeroOne(frozenset(covered_rels), relieved, tuple(records + retrace_records), points.runs)
+    return ZeroOne(frozenset(covered_rels), relieved, tuple(records + retrace_records), points.runs,
+                   frozenset(blocked))
 
 
 def _torch_checks(trace: Trace, program: ExportedProgram | None, needed: Mapping[sympy.Symbol, tuple[sympy.Basic, ...]],

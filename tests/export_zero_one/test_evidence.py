@@ -138,3 +138,25 @@ def test_a_branch_warns_once_per_line_not_per_input_sharing_the_dim() -> None:
     assert len([w for w in seen if issubclass(w.category, export.SymshapeWarning)]) == 1
     assert len(ep.symshape.warnings) == 1 and "if x.shape[0] == 1 or y.shape[0] == 1:" in ep.symshape.warnings[0]
     assert ep.symshape.ranges["x.size(0)"] == (2, None)
+
+
+class Patches(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.proj = torch.nn.Conv2d(3, 8, 16, stride=16)
+
+    def forward(self, img: torch.Tensor) -> torch.Tensor:
+        return self.proj(img).flatten(2).transpose(1, 2)
+
+
+def test_torch_own_guard_keeps_the_floor_and_the_report_says_so() -> None:
+    h, w = Dim("_h", min=1, max=32), Dim("_w", min=1, max=32)
+    model = Patches()
+    ep = export.export(model, (torch.randn(2, 3, 48, 32),), dynamic_shapes={"img": {2: 16 * h, 3: 16 * w}})
+    lo, _ = ep.symshape.ranges["img.size(2)"]
+    kept = [e for e in ep.symshape.zero_one if e.kind == "kept"]
+    if lo == 32:  # torch recorded s // 16 != 1 itself: the program checks it, so the range says so
+        assert kept and all("torch recorded the guard" in e.why for e in kept)
+    else:  # no torch guard: size 16 must then run like eager
+        x = torch.randn(2, 3, 16, 32)
+        assert torch.allclose(ep.module()(x), model(x), atol=1e-5)

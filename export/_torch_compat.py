@@ -147,6 +147,8 @@ __all__ = [
     "symbol_hint",
     "unbacked_symbols_with_stacks",
     "decider_of",
+    "sym_expr",
+    "recorded_guards",
     "tree_flatten_with_path",
     "tree_map",
     "tree_map_with_path",
@@ -628,9 +630,13 @@ def install_shape_env_class(cls: type[ShapeEnv]) -> Iterator[None]:
 
 @contextlib.contextmanager
 def route_shape_env(
-    decider: Decider | None, cls: type[RoutingShapeEnv] = RoutingShapeEnv
+    decider: Decider | None, cls: type[RoutingShapeEnv] = RoutingShapeEnv, *, specialize_zero_one: bool = True
 ) -> Iterator[list[RoutingShapeEnv]]:
     """Route the decisions of exports inside the ``with`` to ``decider``.
+
+    ``specialize_zero_one=False`` builds the ShapeEnvs with torch's own switch off: an
+    example size 0/1 on a dynamic dim stays symbolic and sizes get no ``>= 2`` default
+    range (the boundary re-trace of :mod:`export.zero_one`).
 
     Yields the list of ShapeEnvs torch creates meanwhile, in creation order. One export
     may create several (``torch.cond`` in non-strict mode traces its branches with
@@ -646,6 +652,8 @@ def route_shape_env(
     owner = threading.get_ident()
 
     def __init__(self: RoutingShapeEnv, *args: Any, **kwargs: Any) -> None:
+        if not specialize_zero_one:
+            kwargs["specialize_zero_one"] = False
         cls.__init__(self, *args, **kwargs)
         if threading.get_ident() != owner:
             return  # another thread's plain torch.export meanwhile: vanilla (decider None)
@@ -771,6 +779,25 @@ def symbol_hint(env: ShapeEnv, sym: sympy.Symbol) -> int | None:
 def unbacked_symbols_with_stacks(env: Any) -> list[sympy.Symbol]:
     """The symbols whose allocation stack ``env`` recorded (see :func:`symbol_origin_frames`)."""
     return list(getattr(env, "var_to_stack", {}) or {})
+
+
+def recorded_guards(program: Any) -> list[sympy.Basic]:
+    """The guards torch recorded in the ShapeEnv behind ``program`` (they become the
+    program's own run-time input checks), as torch sympy expressions."""
+    env = shape_env_of(program)
+    return [g.expr for g in getattr(env, "guards", ())] if env is not None else []
+
+
+def sym_expr(value: Any) -> sympy.Basic | None:
+    """The symbolic expression behind a SymInt/SymBool (torch's symbols), an int as a
+    sympy Integer, else None: how a graph node's ``meta["val"]`` reads as a size."""
+    if isinstance(value, bool):
+        return sympy.true if value else sympy.false
+    if isinstance(value, int):
+        return sympy.Integer(value)
+    if isinstance(value, (torch.SymInt, torch.SymBool)):
+        return value.node.expr
+    return None
 
 
 def decider_of(value: Any) -> Any:

@@ -21,9 +21,12 @@ from export.errors import ExportError, InputError
 from export.guards import SolverBridge
 from export.inputs import Inputs, signature_of
 from export.program import SymshapeProgram, finish
+from export.probe import enlarged_inputs
 from export.spec import Spec, from_dynamic_shapes, resolve_dynamic_shapes, torch_dynamic_shapes, validate
 from export.trace import Trace
+from export.zero_one import zero_one
 from shapes.errors import SpecError
+from shapes.spec import InputDim
 from solver import HintMismatchError
 
 __all__ = ["export", "traced", "TorchOptions", "dynamic_dim", "constrain_as_size", "constrain_as_value"]
@@ -179,14 +182,15 @@ def traced(
 
 
 def _trace(f: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any] | None, inputs: Inputs,
-           spec: Spec, opts: TorchOptions) -> tuple[ExportedProgram, Trace]:
-    """One routed torch.export trace; data-dependent failures become DataDependentError."""
+           spec: Spec, opts: TorchOptions, *, keep_zero_one: bool = False) -> tuple[ExportedProgram, Trace]:
+    """One routed torch.export trace; data-dependent failures become DataDependentError.
+    ``keep_zero_one``: sizes 0/1 stay symbolic (a boundary re-trace)."""
     validate(spec, inputs)
     module = _as_module(f)
     bridge = SolverBridge(spec, inputs)
     torch_shapes = torch_dynamic_shapes(spec, inputs, tracing=True) if spec.decls else None
     captured = io.StringIO()
-    with tc.route_shape_env(bridge):
+    with tc.route_shape_env(bridge, specialize_zero_one=not keep_zero_one):
         try:
             with contextlib.redirect_stderr(captured):
                 ep = torch.export.export(module, args, kwargs, dynamic_shapes=torch_shapes, **opts.as_kwargs())
@@ -217,7 +221,15 @@ def _run(f: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any] | 
     error = violation_error(trace, retry) or specialized_error(trace, retry)
     if error is not None:
         raise error
-    return finish(ep, trace)
+
+    def boundary(sizes: Mapping[InputDim, int]) -> tuple[ExportedProgram, Trace] | None:
+        try:
+            b_args, b_kwargs = enlarged_inputs(inputs, args, kwargs, sizes)
+            return _trace(f, b_args, b_kwargs, Inputs.bind(f, b_args, b_kwargs), spec, opts, keep_zero_one=True)
+        except Exception:  # noqa: BLE001 - no boundary trace, no evidence: the dim keeps its floor
+            return None
+
+    return finish(ep, trace, zero_one(trace, ep, boundary))
 
 
 def _replay_stderr(text: str, drop: str = "") -> None:

@@ -27,6 +27,7 @@ from export.render import plain_words, render_checks, render_classic, render_mod
 from export.probe import probe_specializations, without_dims
 from export.spec import Spec, torch_dynamic_shapes
 from export.trace import FLOOR_OP, POSITIVE_OP, SPECIALIZED_OP, Trace
+from export.zero_one import zero_one
 from shapes.spec import InputDim
 from shapes.printing import to_python
 from shapes.relation import is_relation
@@ -61,7 +62,13 @@ class Cause:
 @dataclass(frozen=True)
 class SuggestedFixes:
     """Fixes as data (``records``, ``fixed``), rendered (``modern``, ``classic``,
-    ``checks``), and whether re-exporting with them succeeded (``verified``)."""
+    ``checks``), and whether re-exporting with exactly what :meth:`apply` returns
+    succeeded (``verified``). A fix that needs ``torch._check`` lines in the model
+    (``checks``) is never ``verified``: ``apply`` cannot add them;
+    ``verified_with_checks`` says whether re-exporting with the spec plus those checks
+    succeeded. ``larger_example`` (input dim text -> size) is the other choice for dims
+    specialized at an example size 0/1: export with those example sizes, same spec
+    (re-exported before it is offered); None when it does not work."""
 
     records: Fixes
     fixed: FixedSpec
@@ -70,6 +77,8 @@ class SuggestedFixes:
     checks: tuple[str, ...]
     verified: bool
     inputs: Inputs = field(repr=False)
+    verified_with_checks: bool = False
+    larger_example: Mapping[str, int] | None = None
 
     def __iter__(self) -> Any:
         return iter(self.records)
@@ -112,8 +121,14 @@ class SuggestedFixes:
         parts = ["Suggested fix (Dim form):", _indent(self.modern), "", "Suggested fix (classic form):",
                  _indent(self.classic)]
         if self.checks:
-            parts += ["", "Also add, in the model, where the constraint arises:", *(_indent(c) for c in self.checks)]
-        if not self.verified:
+            parts += ["", "Also add, in the model, where the constraint arises (apply() cannot add these):",
+                      *(_indent(c) for c in self.checks)]
+        if self.larger_example:
+            sizes = ", ".join(f"{d} = {n}" for d, n in self.larger_example.items())
+            parts += ["", f"Or keep the spec and export with a larger example: {sizes} (verified)"]
+        if self.checks and self.verified_with_checks:
+            parts += ["", "(verified with the torch._check lines added to the model)"]
+        elif not self.verified:
             parts += ["", "(not verified: re-exporting with this fix did not succeed)"]
         return "\n".join(parts)
 
@@ -246,8 +261,8 @@ def violation_error(trace: Trace, retry: Retry | None) -> ConstraintViolationErr
     fixes = None
     if any(c.kind == SPECIALIZED for c in causes):
         causes, fixes = _diagnose_specializations(causes, trace, retry)
-    if any(c.kind != SPECIALIZED for c in causes):
-        fixes = _fixes(trace, retry)
+    if fixes is None or any(c.kind != SPECIALIZED for c in causes):
+        fixes = _fixes(trace, retry)  # err.fixes is never None
     lines = ["Constraints violated: the model needs more than the declared dynamic shapes guarantee."]
     for i, c in enumerate(causes, 1):
         lines.append(f"  {i}. {c.describe()}")
@@ -295,13 +310,15 @@ def _diagnose_specializations(causes: tuple[Cause, ...], trace: Trace,
                              SPECIALIZED, c.facts))
         else:
             out.append(Cause(c.dims, c.origin, c.code, f"{head}: use an example of size >= 2", SPECIALIZED, c.facts))
-    fixes = None
-    if result is not None and result.partners:
-        fixes = _static_fixes(trace, retry, list(result.partners))
-    return tuple(out), fixes
+    static = list(result.partners) if result is not None and result.partners else list(special.values())
+    larger = {str(d): n for d, n in result.sizes.items()} if result is not None and result.ok else None
+    return tuple(out), (_static_fixes(trace, retry, static, larger) if static else None)
 
 
-def _static_fixes(trace: Trace, retry: Retry | None, dims: list[InputDim]) -> SuggestedFixes:
+def _static_fixes(trace: Trace, retry: Retry | None, dims: list[InputDim],
+                  larger: Mapping[str, int] | None = None) -> SuggestedFixes:
+    """The dims static at their example size (as torch does), re-exported with exactly
+    that spec; and ``larger``, the example sizes with which the spec itself exports."""
     inputs = trace.inputs
     static = without_dims(trace.spec, dims)
     verified = False
@@ -314,7 +331,7 @@ def _static_fixes(trace: Trace, retry: Retry | None, dims: list[InputDim]) -> Su
     records = Fixes(tuple(SpecializeFix(trace.dim_syms[d], inputs.size(d)) for d in dims), verified)
     fixed = FixedSpec(static, (), ())
     return SuggestedFixes(records, fixed, render_modern(static, inputs), render_classic(static, inputs), (),
-                          verified, inputs)
+                          verified, inputs, False, larger)
 
 
 def _json(trace: Trace) -> str | None:
@@ -326,17 +343,17 @@ def _json(trace: Trace) -> str | None:
 
 def _fixes(trace: Trace, retry: Retry | None) -> SuggestedFixes:
     inputs = trace.inputs
-    policy = floor_policy(trace)
+    policy = floor_policy(trace, zero_one(trace).covered)  # no min=2 for floors the site table covers
     solver = trace.solver.replica(kinds=("spec", "guard", "trace_assumption"), keep=policy.about_inputs)
     records = suggest(solver)
     fixed = apply_fixes(trace, records)
-    verified = False
+    passed = False
     for _ in range(3):
         if retry is None:
             break
         try:
             retry.reexport(fixed.spec)
-            verified = True
+            passed = True
             break
         except ConstraintViolationError as e:
             more = e.fixes
@@ -344,8 +361,10 @@ def _fixes(trace: Trace, retry: Retry | None) -> SuggestedFixes:
                 break
             fixed = more.fixed
     names = {sym: f"{d.input_name}.shape[{d.dim}]" for d, sym in trace.dim_syms.items()}
+    # apply() returns the spec without the checks: verified only when no check is needed
     return SuggestedFixes(records, fixed, render_modern(fixed.spec, inputs), render_classic(fixed.spec, inputs),
-                          tuple(render_checks(fixed.checks, names)), verified, inputs)
+                          tuple(render_checks(fixed.checks, names)), passed and not fixed.checks, inputs,
+                          passed and bool(fixed.checks))
 
 
 # -- data-dependent errors -----------------------------------------------------------------------

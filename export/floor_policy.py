@@ -17,6 +17,7 @@ the solver of the final ranges (every fact :meth:`FloorPolicy.keeps` accepts).
 from __future__ import annotations
 
 from collections.abc import Mapping
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
 import sympy
@@ -93,9 +94,15 @@ def _keeps(trace: Trace, needed: Mapping[sympy.Symbol, object], fact: Fact) -> b
     return op != FLOOR_OP or any(trace.solver.root_of(x) in needed for x in fact.rel.free_symbols)
 
 
-def floor_policy(trace: Trace) -> FloorPolicy:
+def floor_policy(trace: Trace, covered: AbstractSet[sympy.Basic] = frozenset(),
+                 relieved: AbstractSet[sympy.Symbol] = frozenset(),
+                 kept: AbstractSet[sympy.Symbol] = frozenset()) -> FloorPolicy:
     """The ``>= 2`` policy of ``trace``: which dims need the floor, why, and the final
     solver (the relaxed solver plus the needed floors, when one was built).
+
+    ``covered`` decisions and ``relieved`` root dims have evidence that the program is
+    right at size 1 (:func:`export.zero_one.zero_one`): they need no floor, except for
+    the ``kept`` root dims.
 
     >>> import torch
     >>> from torch.export import Dim
@@ -112,6 +119,10 @@ def floor_policy(trace: Trace) -> FloorPolicy:
     """
     relaxed = relaxed_solver(trace)
     needed = needed_floor(trace, relaxed)
+    if covered or relieved:
+        left = {root: tuple(r for r in rels if r not in covered or root in kept)
+                for root, rels in needed.items() if root not in relieved or root in kept}
+        needed = frozen_map({root: rels for root, rels in left.items() if rels})
     return FloorPolicy(trace, needed, _final_solver(trace, needed, relaxed))
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import re
+import sys
 import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -24,6 +25,7 @@ from export.convert import to_shapes
 from export.errors import UnsupportedGuardError
 from export.inputs import Inputs
 from export.provenance import UserFrame, is_user_file, user_frame
+from export.sites import RawSite, asking_site, resolve
 from export.spec import Spec
 from export.trace import FLOOR_OP, POSITIVE_OP, SPECIALIZED_OP, Trace, TraceStats, frozen_map
 from shapes.printing import to_python
@@ -37,7 +39,11 @@ __all__ = ["SolverBridge", "dim_symbol_name", "dim_expressible"]
 _SOFT_APIS = frozenset({"guard_or_false", "guard_or_true", "guard_size_oblivious"})
 """torch's 0/1-safe queries: the branch they take is valid whether or not a size is 0 or 1."""
 
-_CHECK_CALL = re.compile(r"^\s*torch\._check(_with)?\(")
+
+_CHECK_LINE = re.compile(r"^\s*torch\._check(_with)?\(")
+"""A line that is a ``torch._check`` call: the questions Python asks while evaluating its
+argument (``max(a, b)`` compares) belong to the user's assertion too. The check itself is
+recognised from torch's check path (:func:`export.sites.asking_site`), whatever its spelling."""
 
 
 def dim_expressible(rel: sympy.Basic) -> bool:
@@ -110,11 +116,15 @@ class SolverBridge(tc.BaseDecider):
         self._torch_reports: list[str] = []
         self._zero_one_notes: list[str] = []
         self._unbacked_origins: dict[sympy.Symbol, UserFrame] = {}  # torch symbol -> frame of its .item()
-        self._zero_one_seen: set[sympy.Basic] = set()
+        self._zero_one_seen: set[tuple[sympy.Basic, RawSite | None]] = set()
+        self._branch_notes: list[tuple[sympy.Basic, str, str]] = []  # (question, origin, note)
         self._hard: set[sympy.Basic] = set()  # questions asked by hard guards (if/int()/_check)
         self._settled: dict[sympy.Basic, bool] = {}  # torch expr -> its answer, once settled
         self._became_fact: set[sympy.Basic] = set()  # questions whose answer was recorded as a fact
         self._spec_solver: Solver | None = None
+        self._sites: dict[sympy.Basic, set[RawSite]] = {}  # hard question -> the sites that asked it
+        self._answers: dict[sympy.Basic, bool] = {}  # hard question -> its answer
+        self._user_checks: set[sympy.Basic] = set()  # questions a user's torch._check asked
         self._converted: dict[sympy.Basic, sympy.Basic | None] = {}
         self._declare_spec()
 
@@ -136,7 +146,9 @@ class SolverBridge(tc.BaseDecider):
             frozen_map(self._names), frozen_map(self._sym_map),
             TraceStats(c.asked, c.routed, c.to_torch, c.seconds, tuple(c.unsupported)),
             frozenset(self._hard), frozenset(self._became_fact), tuple(self._zero_one_notes),
-            frozen_map({**self._origins_from_torch(), **self._unbacked_origins}), tuple(self._torch_reports))
+            frozen_map({**self._origins_from_torch(), **self._unbacked_origins}), tuple(self._torch_reports),
+            frozen_map({rel: frozenset(resolve(r) for r in raw) for rel, raw in self._sites.items()}),
+            frozen_map(self._answers), tuple(self._branch_notes))
 
     def _origins_from_torch(self) -> dict[sympy.Symbol, UserFrame]:
         """Where torch recorded the unbacked symbols the bridge saw no user frame for."""
@@ -268,8 +280,9 @@ class SolverBridge(tc.BaseDecider):
             if api not in _SOFT_APIS:
                 rel = self._converted[expr]
                 self._hard.add(rel)
-                if api == "guard_bool" and rel not in self._zero_one_seen:
-                    self._note_zero_one(rel, settled)
+                raw = self._note_site(rel, settled)
+                if api == "guard_bool":
+                    self._note_zero_one(rel, settled, raw)
             return settled
         start = time.perf_counter()
         try:
@@ -280,22 +293,43 @@ class SolverBridge(tc.BaseDecider):
             self._counts.routed += 1
             if hint is None:
                 return self._unhinted(rel, api)
+            raw = None
             if api not in _SOFT_APIS:
                 self._hard.add(rel)
+                raw = self._note_site(rel, hint)
             if self._solver.decide(rel) is Truth.UNKNOWN:
                 self._became_fact.add(rel)  # recorded as a fact: its answer needs no assumption
             answer = self._solver.guard(rel, hint, lambda: self._reason(rel, api))
-            if api == "guard_bool" and rel not in self._zero_one_seen:
-                self._note_zero_one(rel, answer)
+            if api == "guard_bool":
+                self._note_zero_one(rel, answer, raw)
             self._settled[expr] = answer  # settled now: a fact, or implied by the facts
             return answer
         finally:
             self._counts.seconds += time.perf_counter() - start
 
-    def _note_zero_one(self, rel: sympy.Basic, answer: bool) -> None:
-        """A user branch comparing a dim with 0 or 1, decided only by torch's >= 2 assumption:
-        the program will reject sizes 0/1; say so, with the line."""
-        self._zero_one_seen.add(rel)
+    def _note_site(self, rel: sympy.Basic, answer: bool) -> RawSite | None:
+        """Record which site asked the hard question ``rel`` (a short frame walk, see
+        :func:`export.sites.asking_site`), its answer, and whether a user's
+        ``torch._check`` asked it (torch's check path, whatever the spelling)."""
+        raw, via_check = asking_site(sys._getframe(2))
+        if raw is not None:
+            self._sites.setdefault(rel, set()).add(raw)
+            if via_check and is_user_file(raw[0]):
+                self._user_checks.add(rel)
+        self._answers[rel] = bool(answer)
+        return raw
+
+    def _note_zero_one(self, rel: sympy.Basic, answer: bool, raw: RawSite | None) -> None:
+        """A user branch comparing a dim with 0 or 1 (the user's own line asked it, not a
+        library under it), possibly decided only by torch's >= 2 assumption: a note, kept
+        as a warning only if the dim keeps the floor (:mod:`export.program`)."""
+        key = (rel, raw)
+        if key in self._zero_one_seen:
+            return
+        self._zero_one_seen.add(key)
+        dynamo = bool(tc.dynamo_stack())
+        if raw is None or not (dynamo or is_user_file(raw[0])):
+            return
         if not isinstance(rel, (sympy.Eq, sympy.Ne, sympy.Lt, sympy.Le, sympy.Gt, sympy.Ge)):
             return
         sym, const = rel.lhs, rel.rhs
@@ -306,11 +340,11 @@ class SolverBridge(tc.BaseDecider):
             return
         frame = user_frame()
         where = f" at {frame.origin}: {frame.code}" if frame else ""
-        self._zero_one_notes.append(
+        self._branch_notes.append((rel, frame.origin if frame else "", (
             f"{self._text(rel)} was decided {answer}{where}, only because export assumes "
             f"{self._names[sym]} >= 2 (sizes 0 and 1 are specialized while tracing); the program "
             f"rejects {self._names[sym]} < 2 at run time. If size {int(const)} matters, handle it "
-            "before calling the exported program or make the dim static.")
+            "before calling the exported program or make the dim static.")))
 
     def _spec_lower_bound(self, sym: sympy.Symbol) -> int | None:
         """The lower bound the user's spec alone gives a symbol."""
@@ -380,7 +414,8 @@ class SolverBridge(tc.BaseDecider):
         such a fix is applied (torch keeps it as a runtime check in the program)."""
         frame = user_frame()
         kind = "guard"
-        if frame is not None and _CHECK_CALL.match(frame.code) and not dim_expressible(self._solver.simplify(rel)):
+        user_check = rel in self._user_checks or (frame is not None and _CHECK_LINE.match(frame.code) is not None)
+        if user_check and not dim_expressible(self._solver.simplify(rel)):
             kind = "spec"
         return Reason(kind, self._text(rel), frame.origin if frame else None, frame.code if frame else api)
 

@@ -26,6 +26,7 @@ from export.errors import ArchiveError, SymshapeWarning
 from export.floor_policy import floor_policy
 from export.inputs import Inputs
 from export.trace import Trace
+from export.zero_one import NOTHING, ZeroOne, ZeroOneEvidence
 from shapes.printing import to_python
 from shapes.spec import InputDim
 from solver import Solver, to_json
@@ -46,17 +47,21 @@ class Report:
     stats: Mapping[str, Any] = field(default_factory=dict)
     problem: str | None = None
     warnings: tuple[str, ...] = ()
+    zero_one: tuple[ZeroOneEvidence, ...] = ()
+    """Per decision that relied on a dim being >= 2: the evidence that size 1 is still
+    right (``site`` / ``retrace``) or why the dim keeps the floor (``kept``)."""
 
     def to_dict(self) -> dict[str, Any]:
         return {"ranges": {k: list(v) for k, v in self.ranges.items()}, "classes": [list(c) for c in self.classes],
                 "relations": list(self.relations), "assumptions": list(self.assumptions),
-                "stats": dict(self.stats), "problem": self.problem, "warnings": list(self.warnings)}
+                "stats": dict(self.stats), "problem": self.problem, "warnings": list(self.warnings),
+                "zero_one": [dataclasses.asdict(e) for e in self.zero_one]}
 
     @staticmethod
     def from_dict(d: Mapping[str, Any]) -> Report:
         return Report({k: (v[0], v[1]) for k, v in d["ranges"].items()}, tuple(tuple(c) for c in d["classes"]),
                       tuple(d["relations"]), tuple(d["assumptions"]), dict(d["stats"]), d.get("problem"),
-                      tuple(d.get("warnings", ())))
+                      tuple(d.get("warnings", ())), tuple(ZeroOneEvidence(**e) for e in d.get("zero_one", ())))
 
 
 class SymshapeProgram(ExportedProgram):
@@ -102,11 +107,13 @@ def _bound_text(lo: int | None, hi: int | None) -> str:
     return f"[{lo if lo is not None else '-inf'}, {hi if hi is not None else 'inf'}]"
 
 
-def finish(ep: ExportedProgram, trace: Trace) -> SymshapeProgram:
+def finish(ep: ExportedProgram, trace: Trace, zero_one: ZeroOne = NOTHING) -> SymshapeProgram:
     """Write the solver's conclusions into ``ep`` and return it as a SymshapeProgram. The
     trace must know every symbol of ``ep.range_constraints``
-    (:meth:`export.guards.SolverBridge.trace` declares them)."""
-    s = floor_policy(trace).final
+    (:meth:`export.guards.SolverBridge.trace` declares them); ``zero_one`` is the
+    evidence that lets dims drop torch's ``>= 2`` floor (:mod:`export.zero_one`)."""
+    policy = floor_policy(trace, zero_one.covered, zero_one.relieved, zero_one.kept)
+    s = policy.final
     inputs = trace.inputs
     ranges = {}
     for sym in list(ep.range_constraints):
@@ -135,13 +142,25 @@ def finish(ep: ExportedProgram, trace: Trace) -> SymshapeProgram:
         tuple(f"{f.reason.text}: {f.reason.op}" for f in s.facts if f.reason.kind == "trace_assumption"),
         {"asked": trace.stats.asked, "routed": trace.stats.routed, "to_torch": trace.stats.to_torch,
          "solver_seconds": round(trace.stats.seconds, 6), "stages": dict(s.stats),
-         "facts": len(s.facts), "guards": len(s.guards)},
+         "facts": len(s.facts), "guards": len(s.guards), "boundary_retraces": zero_one.retraces},
         None,
-        trace.zero_one_notes,
+        trace.zero_one_notes + _branch_warnings(trace, policy.needed),
+        zero_one.evidence,
     )
     for note in report.warnings:
         warnings.warn(note, SymshapeWarning, stacklevel=4)
     return _attach(ep, equalities, report, s)
+
+
+def _branch_warnings(trace: Trace, needed: Mapping[Any, tuple[Any, ...]]) -> tuple[str, ...]:
+    """The notes on user branches that still rely on the ``>= 2`` floor, once per line
+    (not once per input sharing a dim)."""
+    kept = {rel for rels in needed.values() for rel in rels}
+    out: dict[str, str] = {}
+    for rel, origin, text in trace.branch_notes:
+        if rel in kept:
+            out.setdefault(origin or text, text)
+    return tuple(out.values())
 
 
 def _relation_text(rel: Any, names: Mapping[Any, str]) -> str:

@@ -22,7 +22,7 @@ The reason ops of torch's own assumptions (the ``op`` of a ``trace_assumption``
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import TypeVar
 
@@ -32,6 +32,7 @@ from export.convert import default_symbol, to_shapes
 from export.errors import UnsupportedGuardError
 from export.inputs import Inputs
 from export.provenance import UserFrame
+from export.sites import Site
 from export.spec import Spec
 from shapes.relation import is_relation
 from shapes.spec import InputDim
@@ -86,6 +87,10 @@ class Trace:
     (so it needed no assumption). ``unbacked_origins`` maps torch's unbacked symbols to the
     user frame that made them (the ``.item()``); ``zero_one_notes`` are the warnings about
     0/1 sizes; ``torch_reports`` torch's own constraint-violation texts (never shown).
+    ``sites`` maps each hard question to the places that asked it
+    (:class:`export.sites.Site`), ``answers`` each hard question to its answer.
+    ``branch_notes`` are ``(question, origin, text)`` for user branches comparing a dim
+    with 0/1/2: warnings when the dim keeps the ``>= 2`` floor.
     """
 
     spec: Spec
@@ -104,6 +109,9 @@ class Trace:
     zero_one_notes: tuple[str, ...]
     unbacked_origins: Mapping[sympy.Symbol, UserFrame]
     torch_reports: tuple[str, ...]
+    sites: Mapping[sympy.Basic, frozenset[Site]] = field(default_factory=lambda: frozen_map({}))
+    answers: Mapping[sympy.Basic, bool] = field(default_factory=lambda: frozen_map({}))
+    branch_notes: tuple[tuple[sympy.Basic, str, str], ...] = ()
 
     # -- symbols ------------------------------------------------------------------------------
     @property

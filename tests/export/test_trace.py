@@ -57,7 +57,7 @@ def test_trace_symbols_names_and_kinds(pair: Trace) -> None:
     assert pair.stats.asked >= pair.stats.routed > 0 and pair.stats.to_torch == 0
     ops = {f.reason.op for f in pair.solver.facts if f.reason.kind == "trace_assumption"}
     assert {FLOOR_OP, POSITIVE_OP} <= ops
-    assert any("decided False" in note for note in pair.zero_one_notes)
+    assert any("decided False" in note for _, _, note in pair.branch_notes)  # branch notes: their own field now
 
 
 def test_convert_is_pure(pair: Trace) -> None:

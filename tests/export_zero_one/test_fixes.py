@@ -1,0 +1,100 @@
+"""Fixes as data for a size-0/1 example, fixes and ``apply`` agreeing, and a user's
+``torch._check`` recognised from torch's check path whatever its spelling."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+from torch import _check
+from torch.export import Dim
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from zero_one_models import ClsToken, LinView  # noqa: E402
+
+import export  # noqa: E402
+from export.inputs import Inputs  # noqa: E402
+from export.probe import enlarged_inputs  # noqa: E402
+from shapes.spec import InputDim  # noqa: E402
+
+
+class Bcast(torch.nn.Module):
+    def forward(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        return x + y
+
+
+@pytest.mark.parametrize("make, shape, spec", [
+    (ClsToken, (1, 5, 8), lambda: {"x": {0: Dim("b")}}),
+    (LinView, (1, 5, 8), lambda: {"x": {0: Dim("b"), 1: Dim("s")}}),
+])
+def test_batch_1_example_gets_both_choices_as_verified_data(make, shape, spec) -> None:
+    model, x = make(), torch.randn(*shape)
+    with pytest.raises(export.ConstraintViolationError) as info:
+        export.export(model, (x,), dynamic_shapes=spec())
+    fixes = info.value.fixes
+    assert fixes is not None and fixes.verified
+    # choice 1: the dim static at the example size, re-exported with exactly apply's result
+    ep = export.export(model, (x,), dynamic_shapes=fixes.apply(spec()))
+    assert "x.size(0)" not in ep.symshape.ranges
+    # choice 2: the same spec with a larger example, given as sizes
+    assert fixes.larger_example == {"x.size(0)": 2}
+    inputs = Inputs.bind(model, (x,), None)
+    sizes = {InputDim("x", 0): fixes.larger_example["x.size(0)"]}
+    args, _ = enlarged_inputs(inputs, (x,), None, sizes)
+    ep = export.export(model, args, dynamic_shapes=spec())
+    assert ep.symshape.ranges["x.size(0)"] == (1, None)
+    assert torch.allclose(ep.module()(x), model(x), atol=1e-6)  # and it runs the batch-1 input
+    assert "larger example: x.size(0) = 2" in str(info.value)
+
+
+def test_broadcasting_size_1_gets_the_static_fix() -> None:
+    x, y = torch.randn(4, 3), torch.randn(1, 3)
+    spec = {"x": {0: Dim("b")}, "y": {0: Dim("c")}}
+    with pytest.raises(export.ConstraintViolationError) as info:
+        export.export(Bcast(), (x, y), dynamic_shapes=spec)
+    fixes = info.value.fixes
+    assert fixes is not None and fixes.verified and fixes.larger_example is None
+    ep = export.export(Bcast(), (x, y), dynamic_shapes=fixes.apply({"x": {0: Dim("b")}, "y": {0: Dim("c")}}))
+    assert "y.size(0)" not in ep.symshape.ranges
+
+
+class FlatTorchCheck(torch.nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        torch._check(x.shape[1] * x.shape[2] == 64)
+        return x.reshape(x.shape[0], 64)
+
+
+class FlatBareCheck(torch.nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        _check(x.shape[1] * x.shape[2] == 64)  # from torch import _check
+        return x.reshape(x.shape[0], 64)
+
+
+class FlatNoCheck(torch.nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x.reshape(x.shape[0], 64)
+
+
+def _hw() -> dict:
+    return {"x": {0: Dim("b"), 1: Dim("h"), 2: Dim("w")}}
+
+
+@pytest.mark.parametrize("make", [FlatTorchCheck, FlatBareCheck], ids=["torch._check", "bare _check"])
+def test_a_user_check_is_recognised_whatever_its_spelling(make) -> None:
+    ep = export.export(make(), (torch.randn(2, 8, 8),), dynamic_shapes=_hw())
+    x = torch.randn(3, 4, 16)
+    assert torch.equal(ep.module()(x), x.reshape(3, 64))
+
+
+def test_a_fix_needing_checks_is_offered_as_such_never_verified() -> None:
+    with pytest.raises(export.ConstraintViolationError) as info:
+        export.export(FlatNoCheck(), (torch.randn(2, 8, 8),), dynamic_shapes=_hw())
+    fixes = info.value.fixes
+    assert fixes.checks and not fixes.verified and fixes.verified_with_checks
+    assert "apply() cannot add these" in fixes.render()
+    with pytest.raises(export.ConstraintViolationError):  # apply alone cannot make it pass
+        export.export(FlatNoCheck(), (torch.randn(2, 8, 8),), dynamic_shapes=fixes.apply(_hw()))
+    check = fixes.checks[0]
+    assert check.startswith("torch._check(") and "x.shape[1]" in check

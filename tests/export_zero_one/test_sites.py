@@ -1,0 +1,98 @@
+"""The site table: each entry is hit by a real export, names a torch 2.13 source line that
+exists, and covers a decision only when every site that asked it is listed."""
+
+from __future__ import annotations
+
+import inspect
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+from torch.export import Dim
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from zero_one_models import ClsToken, EqOne, LinView  # noqa: E402
+
+import export  # noqa: E402
+from export.sites import NEUTRAL_SITES, Site, asking_site, covered, justification  # noqa: E402
+
+_FUNCTIONS = {
+    "_reshape_view_helper_core_alg": torch._refs._reshape_view_helper_core_alg,
+    "_collapse_view_helper": torch._prims._collapse_view_helper,
+    "_get_output_tensor_from_cache_entry": torch._subclasses.fake_tensor.FakeTensorMode._get_output_tensor_from_cache_entry,
+}
+
+# (file suffix, function, line) -> a model whose export asks a floor-needing decision there
+HITS = {
+    ("torch/_refs/__init__.py", "_reshape_view_helper_core_alg", "if length == a_.shape[idx]:"): "view",
+    ("torch/_refs/__init__.py", "_reshape_view_helper_core_alg", "while accum % length != 0:"): "view",
+    ("torch/_refs/__init__.py", "_reshape_view_helper_core_alg", "if accum != length:"): "view",
+    ("torch/_prims/__init__.py", "_collapse_view_helper", "if shape[idx] != 1:"): "view",
+    ("torch/_subclasses/fake_tensor.py", "_get_output_tensor_from_cache_entry",
+     "empty.set_(storage, storage_offset, shape, stride)"): "cls",
+}
+MODELS = {
+    "view": (LinView, (torch.randn(3, 5, 8),), {"x": {0: Dim("b"), 1: Dim("s")}}),
+    "cls": (ClsToken, (torch.randn(3, 5, 8),), {"x": {0: Dim("b")}}),
+}
+
+
+def test_every_entry_has_a_hit_and_a_justification() -> None:
+    assert set(HITS) == set(NEUTRAL_SITES)
+    assert all(len(why) > 20 and "\n" not in why for why in NEUTRAL_SITES.values())
+
+
+@pytest.mark.parametrize("key", sorted(NEUTRAL_SITES), ids=lambda k: f"{k[1]}:{k[2][:20]}")
+def test_entry_is_a_line_of_torch_2_13(key: tuple[str, str, str]) -> None:
+    _, function, code = key
+    lines = [line.strip() for line in inspect.getsource(_FUNCTIONS[function]).splitlines()]
+    assert code in lines
+
+
+@pytest.fixture(scope="module")
+def programs() -> dict[str, export.SymshapeProgram]:
+    return {name: export.export(m(), args, dynamic_shapes=ds) for name, (m, args, ds) in MODELS.items()}
+
+
+@pytest.mark.parametrize("key", sorted(HITS), ids=lambda k: f"{k[1]}:{k[2][:20]}")
+def test_entry_is_hit_by_a_real_export(key: tuple[str, str, str], programs: dict) -> None:
+    ep = programs[HITS[key]]
+    sites = [e.site for e in ep.symshape.zero_one if e.kind == "site"]
+    assert any(key[0] in s and key[2] in s for s in sites), sites
+    assert all(e.kind == "site" for e in ep.symshape.zero_one)
+    assert all(lo == 1 for lo, _ in ep.symshape.ranges.values())
+
+
+def test_a_changed_line_is_not_covered() -> None:
+    suffix, function, code = next(iter(NEUTRAL_SITES))
+    site = Site("/x/site-packages/" + suffix, 1, function, code)
+    assert justification(site) is not None
+    assert justification(Site(site.file, 1, function, code + "  # 2.14")) is None
+    assert justification(Site("/x/site-packages/torch/other.py", 1, function, code)) is None
+    assert justification(Site(site.file, 1, "other_function", code)) is None
+
+
+def test_covered_needs_every_site() -> None:
+    neutral = Site("/x/torch/_prims/__init__.py", 1483, "_collapse_view_helper", "if shape[idx] != 1:")
+    user = Site("model.py", 3, "forward", "if x.shape[0] != 1:")
+    assert covered([neutral]) and not covered([neutral, user]) and not covered([])
+
+
+def test_user_branch_is_not_covered() -> None:
+    ep = export.export(EqOne(), (torch.randn(3, 2),), dynamic_shapes={"x": {0: Dim("b")}})
+    (record,) = ep.symshape.zero_one
+    assert record.kind == "kept" and "if x.shape[0] == 1:" in record.site
+    assert "boundary graph differs" in record.why
+
+
+def test_asking_site_skips_torch_check_and_says_so() -> None:
+    seen = []
+
+    def probe() -> bool:
+        seen.append(asking_site(sys._getframe(1)))
+        return True
+
+    probe()
+    (raw, via_check), = seen
+    assert raw[2] == "test_asking_site_skips_torch_check_and_says_so" and not via_check

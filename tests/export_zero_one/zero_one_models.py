@@ -1,0 +1,70 @@
+"""Small models for the 0/1 tests: each names what torch decides on a size 1."""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+
+
+class ClsToken(torch.nn.Module):
+    """ViT's class token: the fake-tensor cache re-creates the expand's output."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.cls = torch.nn.Parameter(torch.randn(1, 1, 8))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.cat([self.cls.expand(x.shape[0], -1, -1), x], 1)
+
+
+class LinView(torch.nn.Module):
+    """A view after a linear layer: view grouping and the stride of a size-1 dim."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lin = torch.nn.Linear(8, 8)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        b, s, _ = x.shape
+        return self.lin(x).view(b, s, 2, 4)
+
+
+class EqOne(torch.nn.Module):
+    """A user branch on size 1: size 1 must never run the other branch."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if x.shape[0] == 1:
+            return x * 2
+        return x + 1
+
+
+class CausalIfNoMask(torch.nn.Module):
+    """transformers' sdpa line: ``q_length > 1 and mask is None`` with a mask given: both
+    answers give the same graph, so the boundary re-trace relieves the dim."""
+
+    def forward(self, q: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        causal = bool(q.shape[2] > 1) and mask is None
+        return F.scaled_dot_product_attention(q, q, q, attn_mask=mask, is_causal=causal)
+
+
+class CausalAlways(torch.nn.Module):
+    """``is_causal = q_length > 1`` without a mask: the graph at 1 differs (not causal)."""
+
+    def forward(self, q: torch.Tensor) -> torch.Tensor:
+        return F.scaled_dot_product_attention(q, q, q, is_causal=bool(q.shape[2] > 1))
+
+
+class TwoBranches(torch.nn.Module):
+    """Branches on two dims whose graphs agree at 1 for each dim alone and together."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        a = x.sum(0) if x.shape[0] > 1 else x.sum(0)
+        return a.mean(0) if x.shape[1] > 1 else a.mean(0)
+
+
+class SecondDimOnly(torch.nn.Module):
+    """A branch whose graph at 1 agrees for dim 0 but not for dim 1."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = x * 3 if x.shape[0] > 1 else x * 3
+        return y + 1 if x.shape[1] > 1 else y - 1

@@ -32,8 +32,7 @@ from shapes.spec import InputDim
 from shapes.printing import to_python
 from shapes.relation import is_relation
 from shapes.spec import dynamic_dim as classic_dim
-from solver import Fact, Solver, Truth, suggest, to_json
-from solver.fixes import Fixes, SpecializeFix
+from solver import Fact, Fixes, Solver, SpecializeFix, Truth, suggest, to_json
 from shapes.affine import Affine, linear_terms
 
 __all__ = ["Cause", "SuggestedFixes", "blocking_violations", "causes_of", "violation_error", "data_dependent_error"]

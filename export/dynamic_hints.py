@@ -19,8 +19,8 @@ from export.probe import without_dims
 from export.render import render_classic, render_modern
 from export.trace import SPECIALIZED_OP, Trace
 from shapes.spec import DimDecl, InputDim
-from solver import Fact, SolverError, to_json
-from solver.fixes import Fixes, SpecializeFix
+from solver import Fact, Fixes, SolverError, SpecializeFix, to_json
+
 
 __all__ = ["pinned_dynamic_dims", "specialized_error"]
 

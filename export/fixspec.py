@@ -19,8 +19,7 @@ from export.trace import Trace
 from shapes.affine import Affine
 from shapes.expr import int_symbol
 from shapes.spec import InputDim, classic_name
-from solver import congruence as cg
-from solver.fixes import CheckFix, DivisibleFix, EqualFix, Fix, Fixes, RangeFix, RelationFix, SpecializeFix
+from solver import CheckFix, DivisibleFix, EqualFix, Fix, Fixes, RangeFix, RelationFix, SpecializeFix, solve_linear
 
 __all__ = ["FixedSpec", "apply_fixes"]
 
@@ -116,7 +115,7 @@ class _Rewriter:
         if aff is None:
             return False
         r, a, b = aff
-        c = cg.solve_linear(a, b, (m, res))
+        c = solve_linear(a, b, (m, res))
         if c is None:
             return False
         m2, r2 = c

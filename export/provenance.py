@@ -10,11 +10,11 @@ import os
 import sys
 import sysconfig
 from dataclasses import dataclass
+from pathlib import Path
 from types import FrameType
 
 import torch
 
-import export as _export_pkg
 from export import _torch_compat as tc
 import shapes as _shapes_pkg
 import solver as _solver_pkg
@@ -30,7 +30,7 @@ _SKIP = tuple(
     d + os.sep
     for d in (
         _dir_of(torch),
-        _dir_of(_export_pkg),
+        str(Path(os.path.abspath(__file__)).parent),  # export itself, without importing the package
         _dir_of(_shapes_pkg),
         _dir_of(_solver_pkg),
         sysconfig.get_paths()["stdlib"],

@@ -3,19 +3,37 @@
 Equality classes by an affine union-find, interval ranges, congruences and Z3 last;
 three-valued answers; every fact with its reason; fixes as verified data
 (``suggest(s)``); JSON problems (``to_json(s)``, ``from_json(text)``). Re-exports only.
+
+The names in ``__all__`` are the solver's public API: ``export/`` imports from ``solver``
+and nothing else (``tests/test_layering.py`` checks it); the submodules are internal.
 """
 
-from solver.codec import FactSpec, GuardSpec, Problem, SymbolSpec, from_json, to_json
-from solver.engine import GuardRecord, Solver, SymbolInfo, Violation
+from solver.codec import from_json, to_json
+from solver.congruence import Congruence, solve_linear
+from solver.engine import Solver
 from solver.errors import (
     ContradictionError,
     HintMismatchError,
+    LimitError,
     ProtocolError,
     SolverError,
+    TimeLimitError,
     UndecidedGuardError,
     UnknownSymbolError,
 )
-from solver.fixes import Fixes, suggest
+from solver.fixes import (
+    CheckFix,
+    DivisibleFix,
+    EqualFix,
+    Fix,
+    Fixes,
+    RangeFix,
+    RelationFix,
+    SpecializeFix,
+    suggest,
+)
+from solver.limits import Limits
+from solver.problem import FactSpec, GuardSpec, Problem, SymbolSpec
 from solver.protocol import (
     Session,
     answers_from_solver,
@@ -24,24 +42,36 @@ from solver.protocol import (
     serve,
     solver_from_problem,
 )
+from solver.records import GuardRecord, SymbolInfo, Violation
 from solver.truth import Fact, Reason, Truth
 
 __all__ = [
+    "CheckFix",
+    "Congruence",
     "ContradictionError",
+    "DivisibleFix",
+    "EqualFix",
     "Fact",
     "FactSpec",
+    "Fix",
     "Fixes",
     "GuardRecord",
     "GuardSpec",
     "HintMismatchError",
+    "LimitError",
+    "Limits",
     "Problem",
     "ProtocolError",
+    "RangeFix",
     "Reason",
+    "RelationFix",
     "Session",
     "Solver",
     "SolverError",
+    "SpecializeFix",
     "SymbolInfo",
     "SymbolSpec",
+    "TimeLimitError",
     "Truth",
     "UndecidedGuardError",
     "UnknownSymbolError",
@@ -52,6 +82,7 @@ __all__ = [
     "replay",
     "serve",
     "solver_from_problem",
+    "solve_linear",
     "suggest",
     "to_json",
 ]

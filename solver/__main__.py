@@ -20,8 +20,8 @@ import sys
 from collections.abc import Sequence
 
 from shapes.errors import ShapesError
-from solver.codec import load_json
 from solver.errors import LimitError, SolverError
+from solver.problem import load_json
 from solver.limits import DEFAULT_LIMITS, Limits, bound_z3_queries, time_limit
 from solver.protocol import replay, serve
 

@@ -32,10 +32,22 @@ import sympy
 from shapes.errors import ShapesError
 from shapes.printing import to_text
 from solver import codec
-from solver.engine import Solver, Violation
+from solver.engine import Solver
 from solver.errors import LimitError, ProtocolError, SolverError, TimeLimitError
 from solver.limits import DEFAULT_LIMITS, Limits, check_count, check_int, check_problem_data, time_limit
-from solver.truth import Fact, Reason, Truth
+from solver.problem import (
+    Problem,
+    decode_symbol,
+    describe_json,
+    load_json,
+    optional_bool,
+    parse_expression,
+    parse_relation,
+    reason_from_dict,
+    reason_to_dict,
+)
+from solver.records import Violation
+from solver.truth import DECLARED, Fact, Reason, Truth
 
 __all__ = [
     "ANSWERS_FORMAT",
@@ -72,7 +84,7 @@ def solver_from_problem(obj: object, *, limits: Limits = DEFAULT_LIMITS, **optio
     ['n']
     """
     check_problem_data(obj, limits)
-    return codec.restore(codec.Problem.from_dict(obj), Solver(**options))
+    return codec.restore(Problem.from_dict(obj), Solver(**options))
 
 
 # -- answers -----------------------------------------------------------------------------------
@@ -117,11 +129,11 @@ def _congruences(s: Solver) -> list[dict[str, Any]]:
 
 
 def _fact(f: Fact) -> dict[str, Any]:
-    return {"rel": to_text(f.rel), "reason": codec.reason_to_dict(f.reason), "index": f.index}
+    return {"rel": to_text(f.rel), "reason": reason_to_dict(f.reason), "index": f.index}
 
 
 def _violation(v: Violation) -> dict[str, Any]:
-    return {"rel": to_text(v.fact.rel), "reason": codec.reason_to_dict(v.fact.reason),
+    return {"rel": to_text(v.fact.rel), "reason": reason_to_dict(v.fact.reason),
             "truth_under_spec": v.truth_under_spec.value}
 
 
@@ -129,7 +141,7 @@ def _stats(s: Solver, guards: list[dict[str, Any]], n_violations: int) -> dict[s
     decided = {t.value: sum(g["decided"] == t.value for g in guards) for t in Truth}
     return {
         "symbols": len(s.symbols),
-        "facts": sum(f.reason.op != codec.DECLARED for f in s.facts),
+        "facts": sum(f.reason.op != DECLARED for f in s.facts),
         "guards": len(guards),
         "guards_decided": decided,
         "violations": n_violations,
@@ -179,7 +191,7 @@ class Session:
             if len(line) > self.limits.max_request_chars:
                 raise LimitError(f"request: {len(line)} characters exceed the limit of "
                                  f"{self.limits.max_request_chars} per line")
-            request = codec.load_json(line, "request")
+            request = load_json(line, "request")
         except ProtocolError as exc:
             return _error(None, exc)
         return self.handle(request)
@@ -223,17 +235,17 @@ class Session:
     def _rel(self, request: Mapping[str, Any]) -> sympy.Basic:
         if "rel" not in request:
             raise ProtocolError("rel: missing")
-        return codec.parse_relation(request["rel"], self._names(), "rel")
+        return parse_relation(request["rel"], self._names(), "rel")
 
     def _reason(self, request: Mapping[str, Any], default: Reason) -> Reason:
-        reason = codec.reason_from_dict(request["reason"]) if "reason" in request else default
-        if reason.op == codec.DECLARED:
-            raise ProtocolError(f'reason.op: "{codec.DECLARED}" is reserved for the ranges of '
+        reason = reason_from_dict(request["reason"]) if "reason" in request else default
+        if reason.op == DECLARED:
+            raise ProtocolError(f'reason.op: "{DECLARED}" is reserved for the ranges of '
                                 'op "symbol"; declare the range there')
         return reason
 
     def _room_for_fact(self) -> None:
-        facts = sum(f.reason.op != codec.DECLARED for f in self.solver.facts)
+        facts = sum(f.reason.op != DECLARED for f in self.solver.facts)
         check_count(facts + 1, self.limits.max_facts, "facts", "facts")
         check_count(len(self.solver.guards) + 1, self.limits.max_guards, "guards", "guards")
 
@@ -244,7 +256,7 @@ class Session:
         return {"ok": True}
 
     def _op_symbol(self, r: Mapping[str, Any]) -> dict[str, Any]:
-        spec = codec.decode_symbol(r, "", ("id", "op"))
+        spec = decode_symbol(r, "", ("id", "op"))
         for field in ("lo", "hi", "hint"):
             check_int(getattr(spec, field), field, self.limits)
         check_count(len(self.solver.symbols) + 1, self.limits.max_symbols, "symbols", "symbols")
@@ -259,7 +271,7 @@ class Session:
 
     def _op_guard(self, r: Mapping[str, Any]) -> dict[str, Any]:
         rel = self._rel(r)
-        hint = codec.optional_bool(r.get("hint"), "hint")
+        hint = optional_bool(r.get("hint"), "hint")
         self._room_for_fact()
         result = self.solver.guard(rel, hint, self._reason(r, Reason.guard(r["rel"])))
         g = self.solver.guards[-1]
@@ -271,7 +283,7 @@ class Session:
     def _op_bounds(self, r: Mapping[str, Any]) -> dict[str, Any]:
         if "expr" not in r:
             raise ProtocolError("expr: missing")
-        lo, hi = self.solver.bounds(codec.parse_expression(r["expr"], self._names(), "expr"))
+        lo, hi = self.solver.bounds(parse_expression(r["expr"], self._names(), "expr"))
         return {"lo": lo, "hi": hi}
 
     def _op_explain(self, r: Mapping[str, Any]) -> dict[str, Any]:
@@ -299,7 +311,7 @@ class Session:
         if "problem" not in r:
             raise ProtocolError("problem: missing")
         check_problem_data(r["problem"], self.limits)
-        problem = codec.Problem.from_dict(r["problem"])
+        problem = Problem.from_dict(r["problem"])
         self.solver = codec.restore(problem, Solver(**self.options))
         return {"ok": True, "symbols": len(problem.symbols), "facts": len(problem.facts),
                 "guards": len(problem.guards)}
@@ -307,13 +319,13 @@ class Session:
 
 def _request_op(request: object) -> str:
     if not isinstance(request, dict):
-        raise ProtocolError(f"request: expected an object, got {codec.describe_json(request)}")
+        raise ProtocolError(f"request: expected an object, got {describe_json(request)}")
     rid = request.get("id")
     if rid is not None and (isinstance(rid, (bool, dict, list, float))):
-        raise ProtocolError(f"id: expected an int, a string or null, got {codec.describe_json(rid)}")
+        raise ProtocolError(f"id: expected an int, a string or null, got {describe_json(rid)}")
     op = request.get("op")
     if op not in SERVE_OPS:
-        got = "missing" if "op" not in request else f"unknown op {codec.describe_json(op)}"
+        got = "missing" if "op" not in request else f"unknown op {describe_json(op)}"
         raise ProtocolError(f"op: {got} (expected one of {', '.join(SERVE_OPS)})")
     return op
 
@@ -328,7 +340,7 @@ def _check_fields(request: Mapping[str, Any], op: str) -> None:
 
 def _positive_int(value: object, path: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-        raise ProtocolError(f"{path}: expected a positive int, got {codec.describe_json(value)}")
+        raise ProtocolError(f"{path}: expected a positive int, got {describe_json(value)}")
     return value
 
 

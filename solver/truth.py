@@ -17,9 +17,11 @@ from dataclasses import dataclass
 
 import sympy
 
-__all__ = ["Truth", "Reason", "Fact", "REASON_KINDS"]
+__all__ = ["Truth", "Reason", "Fact", "REASON_KINDS", "DECLARED"]
 
 REASON_KINDS = ("spec", "trace_assumption", "guard")
+DECLARED = "declared range"
+"""``Reason.op`` of the facts ``Solver.symbol`` records for a declared range (reserved in problems)."""
 
 
 class Truth(enum.Enum):

@@ -9,8 +9,7 @@ sound, never a guess. Finding none proves nothing (the caller asks Z3).
 
 >>> import sympy
 >>> from shapes import int_symbol
->>> from solver.interval import Endpoint
-from solver.union_find import ClassData
+>>> from solver.union_find import ClassData
 >>> x, y = int_symbol("x"), int_symbol("y")
 >>> facts = {x: [sympy.Le(x, y)], y: [sympy.Le(x, y)]}
 >>> cls = {x: Klass(x, ((x, 1, 0),), ClassData((1, 100))), y: Klass(y, ((y, 1, 0),), ClassData((1, 100)))}

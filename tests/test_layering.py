@@ -142,3 +142,133 @@ def test_only_torch_compat_touches_private_torch() -> None:
             offenders[str(path.relative_to(ROOT))] = names
     assert not offenders, f"private torch names outside export/_torch_compat.py: {offenders}"
     assert private_torch_names(COMPAT.read_text()), "the detector finds the compat module's own imports"
+
+
+# -- export uses only the public APIs of solver and shapes (issue 7, item 4) ----------------
+#
+# "Public" is defined per package:
+# * solver: the names in ``solver/__init__.py``'s ``__all__`` (a curated re-export list, as
+#   ``jax/export.py`` does); every submodule of ``solver`` is internal to it. export writes
+#   ``from solver import X`` (or ``import solver`` and ``solver.X``), never ``solver.<module>``.
+# * shapes: its modules without a leading underscore, and in each the names its ``__all__``
+#   lists (every such module defines one). ``from shapes.spec import Spec`` and ``from shapes
+#   import Spec`` are both public; ``shapes._x`` or a name outside the module's ``__all__`` is not.
+
+SOLVER_INIT = ROOT / "solver" / "__init__.py"
+
+
+def declared_all(path: Path) -> list[str] | None:
+    """The literal ``__all__`` of a module's source, or None when it defines none."""
+    for node in ast.parse(path.read_text(encoding="utf-8")).body:
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets):
+            return list(ast.literal_eval(node.value))
+    return None
+
+
+def _shapes_public(module: str) -> set[str] | None:
+    """The public names of ``shapes`` or ``shapes.<module>``, None when the module is not public."""
+    parts = module.split(".")
+    if parts[0] != "shapes" or any(p.startswith("_") for p in parts[1:]):
+        return None
+    path = ROOT.joinpath(*parts).with_suffix(".py") if len(parts) > 1 else ROOT / "shapes" / "__init__.py"
+    if not path.exists():
+        return None
+    names = set(declared_all(path) or ())
+    if len(parts) == 1:  # the package also offers its public modules
+        names |= {p.stem for p in (ROOT / "shapes").glob("*.py") if not p.stem.startswith("_")}
+    return names
+
+
+def _public(module: str) -> set[str] | None:
+    """What export may take from ``module`` (None: nothing, the module itself is internal)."""
+    if module == "solver":
+        return set(declared_all(SOLVER_INIT) or ())
+    if module == "shapes" or module.startswith("shapes."):
+        return _shapes_public(module)
+    return None
+
+
+def non_public_imports(source: str) -> list[str]:
+    """Every use of a non-public name of ``solver`` or ``shapes`` in ``source``: ``import
+    solver.x``, ``from solver.x import y``, ``from solver import name_not_in_all``, and
+    ``alias.attr`` on an imported ``solver``/``shapes`` module outside its public names."""
+    found: list[str] = []
+    aliases: dict[str, str] = {}  # local name -> the solver/shapes module it stands for
+    tree = ast.parse(source)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                if a.name.split(".")[0] in ("solver", "shapes"):
+                    if _public(a.name) is None:
+                        found.append(a.name)
+                    aliases[a.asname or a.name.split(".")[0]] = a.name if a.asname else a.name.split(".")[0]
+        elif isinstance(node, ast.ImportFrom) and not node.level and (node.module or "").split(".")[0] in ("solver", "shapes"):
+            public = _public(node.module or "")
+            for a in node.names:
+                if public is None or a.name not in public:
+                    found.append(f"{node.module}.{a.name}")
+    inner = {id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Attribute)}
+    for node in ast.walk(tree):
+        dotted = _dotted(node) if isinstance(node, ast.Attribute) and id(node) not in inner else None
+        head, _, rest = (dotted or "").partition(".")
+        if head in aliases:
+            found += _non_public_access(aliases[head], rest.split("."))
+    return sorted(set(found))
+
+
+def _non_public_access(module: str, attrs: list[str]) -> list[str]:
+    """``module.a.b...``: follow public submodules, then the first attribute must be public."""
+    for attr in attrs:
+        if attr.startswith("__") and attr.endswith("__"):
+            return []
+        public = _public(module)
+        if public is None or attr not in public:
+            return [f"{module}.{attr}"]
+        if _public(f"{module}.{attr}") is None:  # a public name, not a module: done
+            return []
+        module = f"{module}.{attr}"
+    return []
+
+
+@pytest.mark.parametrize("source, expected", [
+    ("from solver import Solver, Truth", []),
+    ("from solver.fixes import Fixes", ["solver.fixes.Fixes"]),
+    ("from solver import congruence as cg", ["solver.congruence"]),
+    ("import solver.protocol", ["solver.protocol"]),
+    ("import solver\nsolver.stages.linear_terms(e)", ["solver.stages"]),
+    ("import solver as s\ns.Solver(); s.__file__", []),
+    ("from shapes.spec import InputDim\nfrom shapes import FloorDiv, spec", []),
+    ("from shapes.spec import _normalize", ["shapes.spec._normalize"]),
+    ("from shapes._private import x", ["shapes._private.x"]),
+    ("import shapes\nshapes.int_symbol('n'); shapes.expr._walk", ["shapes.expr._walk"]),
+    ("import shapes\nshapes.expr.int_symbol('n').name", []),
+    ("from . import render\nfrom export.render import x", []),
+])
+def test_public_import_detector(source: str, expected: list[str]) -> None:
+    assert non_public_imports(source) == expected
+
+
+def test_solver_init_only_reexports_what_it_lists() -> None:
+    import solver
+
+    tree = ast.parse(SOLVER_INIT.read_text(encoding="utf-8"))
+    imported = {a.asname or a.name for n in tree.body if isinstance(n, ast.ImportFrom) for a in n.names}
+    names = declared_all(SOLVER_INIT) or []
+    assert sorted(names) == sorted(imported), "solver/__init__.py: __all__ and the re-exports differ"
+    assert all(isinstance(n, (ast.Expr, ast.ImportFrom, ast.Assign)) for n in tree.body), "re-exports only"
+    assert all(hasattr(solver, n) for n in names)
+
+
+def test_every_public_shapes_module_declares_its_public_names() -> None:
+    missing = [p.name for p in sorted((ROOT / "shapes").glob("*.py")) if not p.stem.startswith("_")
+               and declared_all(p) is None]
+    assert not missing, f"shapes modules without __all__ (their public names are undefined): {missing}"
+
+
+def test_export_uses_only_public_solver_and_shapes_names() -> None:
+    offenders = {}
+    for path in sorted((ROOT / "export").rglob("*.py")):
+        names = non_public_imports(path.read_text(encoding="utf-8"))
+        if names:
+            offenders[str(path.relative_to(ROOT))] = names
+    assert not offenders, f"export reaches past the public API of solver/shapes: {offenders}"

@@ -13,8 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from shapes.printing import to_python
-from solver import Solver
-from solver.protocol import solver_from_problem
+from solver import Solver, solver_from_problem
 
 __all__ = ["Analysis", "analyse", "INPUT_DIM", "range_text"]
 

@@ -20,8 +20,7 @@ from export.cli.analysis import INPUT_DIM, range_text
 from export.cli.args import UsageError
 from export.errors import ExportError
 from export.program import load
-from solver.errors import SolverError
-from solver.protocol import replay
+from solver import SolverError, replay
 
 __all__ = ["run_replay"]
 

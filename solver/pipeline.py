@@ -1,0 +1,212 @@
+"""Deciding: the stages a question runs through, cheapest first, Z3 last.
+
+:func:`decide` answers from the memo, then a fast path (``symbol op integer`` on a clean
+class), then constants, intervals, the union-find's canonical form, the
+:mod:`solver.stages` pipeline (with Mod/FloorDiv folded by the congruences as a second try),
+witnesses next to the example point, Z3 with its resource limit, and exhaustive enumeration
+of a small bounded component. Every answer is TRUE, FALSE or UNKNOWN, never a guess.
+
+>>> import sympy
+>>> from solver.state import State
+>>> st = State(); n = st.declare("n", 0, 10)
+>>> decide(st, sympy.Ge(n, 0)), decide(st, sympy.Ge(n, 5))
+(<Truth.TRUE: 'true'>, <Truth.UNKNOWN: 'unknown'>)
+>>> st.stats["union_find"]
+2
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import sympy
+
+from shapes.errors import UnsupportedExpressionError
+from shapes.relation import BOOL_TYPES, is_relation
+from solver import enumeration, stages
+from solver.stages import Question, Stage
+from solver.state import State
+from solver.truth import Truth
+from solver.witness import Klass, other_point
+
+__all__ = ["decide"]
+
+_FAST_OPS = {sympy.Eq: "==", sympy.Ne: "!=", sympy.Ge: ">=", sympy.Gt: ">", sympy.Le: "<=", sympy.Lt: "<"}
+# the stages a rooted normal form runs through, cheapest first, with the label stats credit
+_PIPELINE: tuple[tuple[str, Stage], ...] = (
+    ("union_find", stages.by_constant), ("interval", stages.by_interval), ("interval", stages.by_exact),
+    ("congruence", stages.by_congruence))
+# after the congruences folded Mod/FloorDiv away
+_FOLDED: tuple[tuple[str, Stage], ...] = (
+    ("congruence", stages.by_constant), ("congruence", stages.by_interval), ("congruence", stages.by_congruence))
+
+
+def decide(st: State, rel: object) -> Truth:
+    """TRUE if ``rel`` holds for every assignment satisfying the facts, FALSE if for none,
+    else UNKNOWN (also when the budget runs out: never a guess). Credits ``st.stats``."""
+    if isinstance(rel, sympy.Basic):
+        hit = st.memo.answers.get(rel)
+        if hit is None:
+            hit = st.memo.open.get(rel)
+        if hit is not None:
+            st.stats["cache"] += 1
+            return hit
+    truth = _decide_fast(st, rel)
+    if truth is None:
+        prepared = st.prepare(rel)
+        if not is_relation(prepared):
+            raise UnsupportedExpressionError(
+                f"decide expects a relation (Eq, Ne, Lt, Le, Gt, Ge, And, Or, Not), got the expression {prepared}")
+        truth, stage = _decide(st, prepared)
+        st.stats[stage] += 1
+    (st.memo.open if truth is Truth.UNKNOWN else st.memo.answers)[rel] = truth
+    return truth
+
+
+def _decide_fast(st: State, rel: object) -> Truth | None:
+    """``symbol op integer`` on a class no other fact touches: exact from the class data."""
+    op = _FAST_OPS.get(type(rel))
+    if op is None:
+        return None
+    lhs, rhs = rel.args  # type: ignore[attr-defined]
+    if not (lhs.is_Symbol and rhs.is_Integer) or lhs not in st.symbols:
+        return None
+    root, a, b = st.uf.find(lhs)
+    data = st.uf.data(root)
+    lo, hi = data.range
+    v = int(rhs)
+    # a*r + b op v  ->  compare r against (v - b)/a on the root's range
+    lo_v, hi_v = (a * lo + b, a * hi + b) if a > 0 else (a * hi + b, a * lo + b)
+    t: Truth | None
+    if op in ("==", "!="):
+        if (v - b) % a == 0 and (v - b) // a in data.excluded:
+            t = Truth.FALSE
+        elif (v - b) % a or not (lo_v <= v <= hi_v) or (((v - b) // a - data.cong[1]) % data.cong[0]):
+            t = Truth.FALSE
+        elif lo_v == hi_v == v:
+            t = Truth.TRUE
+        else:
+            t = _exact_or_none(st, root, Truth.UNKNOWN)
+        if t is not None and op == "!=":
+            t = t.negate()
+    else:
+        d_lo, d_hi = {">=": (lo_v - v, hi_v - v), ">": (lo_v - v - 1, hi_v - v - 1),
+                      "<=": (v - hi_v, v - lo_v), "<": (v - hi_v - 1, v - lo_v - 1)}[op]
+        t = stages.decide_on_values(">=", d_lo, d_hi)
+        if t is None:  # range endpoints are feasible for a clean class: both outcomes occur
+            t = _exact_or_none(st, root, Truth.UNKNOWN)
+    if t is not None:
+        st.stats["union_find"] += 1
+    return t
+
+
+def _exact_or_none(st: State, root: sympy.Symbol, t: Truth) -> Truth | None:
+    return t if st.clean(root) else None
+
+
+def _decide(st: State, rel: sympy.Basic) -> tuple[Truth, str]:
+    """The answer to a prepared relation, with the label of the stage that gave it."""
+    if rel is sympy.true or rel is sympy.false:
+        return Truth.of(rel is sympy.true), "constant"
+    if isinstance(rel, BOOL_TYPES):
+        t = _decide_bool(st, rel)
+        if t is not None:
+            return t, "boolean"
+        return _decide_smt(st, rel)
+    t = stages.by_interval(Question.of(rel), st.view)
+    if t is not None:
+        return t, "interval"
+    if rel.has(sympy.Min, sympy.Max):
+        table = st.memo.minmax
+        simpler = table.get(rel)
+        if simpler is None:  # ranges only narrow: a simplification stays valid
+            simpler = table[rel] = stages.simplify_minmax(rel, st.uf.range_of)
+        if simpler is not rel and simpler != rel:
+            if simpler is sympy.true or simpler is sympy.false:
+                return Truth.of(simpler is sympy.true), "interval"
+            return _decide(st, simpler)
+    rooted = st.to_roots(rel)
+    if rooted is sympy.true or rooted is sympy.false:
+        return Truth.of(rooted is sympy.true), "union_find"
+    q = st.normal_form(rooted)
+    found = _run(st, _PIPELINE, q)
+    if found is None:
+        folded = stages.fold_modular(q.lhs, st.cong_lookup)
+        if folded is not q.lhs:
+            found = _run(st, _FOLDED, Question(q.op, folded))
+    return found if found is not None else _decide_smt(st, rel)
+
+
+def _run(st: State, pipeline: tuple[tuple[str, Stage], ...], q: Question) -> tuple[Truth, str] | None:
+    """The first answer of the stages in order, with its label."""
+    for label, stage in pipeline:
+        t = stage(q, st.view)
+        if t is not None:
+            return t, label
+    return None
+
+
+def _decide_bool(st: State, rel: sympy.Basic) -> Truth | None:
+    if isinstance(rel, sympy.Not):
+        t, _ = _decide(st, rel.args[0])
+        return t.negate()
+    parts = [_decide(st, a)[0] for a in rel.args]
+    if isinstance(rel, sympy.And):
+        if Truth.FALSE in parts:
+            return Truth.FALSE
+        return Truth.TRUE if all(p is Truth.TRUE for p in parts) else None
+    if Truth.TRUE in parts:
+        return Truth.TRUE
+    return Truth.FALSE if all(p is Truth.FALSE for p in parts) else None
+
+
+def _decide_smt(st: State, rel: sympy.Basic) -> tuple[Truth, str]:
+    """Witnesses first (two feasible points that disagree), then Z3, then enumeration."""
+    z = st.smt
+    term = z.translate(rel)
+    at_hint = st.value_at_hints(rel)
+    seen = z.witnessed(rel) | ({at_hint} if at_hint is not None else set())
+    if len(seen) == 2 or (at_hint is not None and _moved_witness(st, rel)):
+        return Truth.UNKNOWN, "witness"  # two points satisfying every fact disagree on rel
+    neg_first = at_hint is not False  # the hint point is a witness for rel when True
+    first = z.check([z.negation(term)] if neg_first else [term])
+    if first == "unsat":
+        return (Truth.TRUE if neg_first else Truth.FALSE), "z3"
+    if first == "sat" and at_hint is not None:
+        return Truth.UNKNOWN, "z3"
+    second = "unknown"
+    if first == "sat":
+        second = z.check([term])
+        if second == "unsat":
+            return Truth.FALSE, "z3"
+        if second == "sat":
+            return Truth.UNKNOWN, "z3"
+    enumerated = _enumerate(st, rel)
+    if enumerated is not None:
+        return enumerated, "enumeration"
+    return Truth.UNKNOWN, "undecided"
+
+
+def _moved_witness(st: State, rel: sympy.Basic) -> bool:
+    """Whether moving one class of ``rel`` off the example point (see :mod:`solver.witness`)
+    gives a feasible point where ``rel`` differs. Only valid while the hints hold."""
+    leaders = sorted({st.uf.find(x)[0] for x in rel.free_symbols}, key=st.order)
+    classes = [Klass(r, tuple((m, *st.uf.find(m)[1:]) for m in st.uf.members(r)), st.uf.data(r))
+               for r in leaders[:3]]
+
+    def facts_of(leader: sympy.Symbol) -> Iterator[sympy.Basic]:
+        seen: set[int] = set()
+        for m in st.uf.members(leader):
+            for i in st.mentions.get(m, ()):
+                if i not in seen:
+                    seen.add(i)
+                    yield st.facts[i].rel
+
+    return other_point(rel, st.hints, classes, facts_of) is not None
+
+
+def _enumerate(st: State, rel: sympy.Basic) -> Truth | None:
+    """Exact answer by enumerating a small bounded component, or None when too large."""
+    roots, facts = st.component(rel)
+    values = enumeration.component_values(st.uf, roots, st.enum_limit)
+    return None if values is None else enumeration.decide_by_enumeration(rel, facts, values)

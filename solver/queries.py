@@ -1,0 +1,166 @@
+"""The final state: bounds, equality classes, relations between classes, congruences,
+normal forms and explanations, read off what a solver knows.
+
+>>> import sympy
+>>> from solver.absorb import assume
+>>> from solver.state import State
+>>> st = State(); b = st.declare("b", 2, 64); c = st.declare("c", 2, None); d = st.declare("d", 0, None)
+>>> assume(st, sympy.Eq(c, 2 * b)); assume(st, sympy.Eq(d, b))
+>>> bounds(st, c), classes(st), relations(st), congruences(st)
+((4, 128), ((b, d), (c,)), (Eq(c, 2*b),), ())
+"""
+
+from __future__ import annotations
+
+import sympy
+
+from shapes.relation import RELATION_TYPES, as_difference, negate
+from solver import enumeration, pipeline, stages
+from solver.bounds import minimum
+from solver.errors import SolverError
+from solver.interval import Endpoint, bound, ceil, floor
+from solver.smt import Budget
+from solver.state import State
+from solver.truth import Fact, Truth
+
+__all__ = ["bounds", "classes", "relations", "congruences", "simplify", "explain"]
+
+_SMALL_COMPONENT = 400  # facts + classes below which bounds get a Z3 solver of their own
+_RELATION_OF = {"==": sympy.Eq, "!=": sympy.Ne, ">=": sympy.Ge}
+
+
+def bounds(st: State, expr: sympy.Basic) -> tuple[int | None, int | None]:
+    """Sound ``(lo, hi)`` of ``expr`` over the facts; None for an unbounded side.
+
+    Exact when the class data describes the expression (one clean class); else the
+    interval is narrowed by bisection with Z3 checks within one budget (see
+    :mod:`solver.bounds`), then by enumeration of a small component. Exact whenever a
+    search completes; loose but sound when the budget ends.
+    """
+    expr = st.prepare(expr, "expression")
+    d = st.to_roots(expr)
+    lo, hi = bound(d, st.range_lookup)
+    lo, hi = ceil(lo), floor(hi)
+    lin = stages.linear_terms(sympy.expand(d)) if not d.is_Integer else ({}, int(d))
+    exact = lin is not None and all(st.clean(r) for r in lin[0]) and len(lin[0]) <= 1
+    if not exact and lo != hi:
+        lo, hi = _narrowed(st, d, lo, hi)
+    return (None if isinstance(lo, float) else int(lo), None if isinstance(hi, float) else int(hi))
+
+
+def _narrowed(st: State, d: sympy.Expr, lo: Endpoint, hi: Endpoint) -> tuple[Endpoint, Endpoint]:
+    """Bisection over the component of ``d`` (in root form), then enumeration."""
+    roots, facts = st.component(d)
+    encoding = None  # a large component: the incremental solver already holds every fact
+    if len(facts) + len(roots) <= _SMALL_COMPONENT:
+        encoding = [st.to_roots(f.rel) for f in facts] + [_class_term(st, r) for r in roots]
+    budget = Budget(st.smt.rlimit)
+    new_lo, lo_done = minimum(st.smt.prober(encoding, d, budget), lo)
+    neg_hi, hi_done = minimum(st.smt.prober(encoding, -d, budget), -hi)
+    new_hi = -neg_hi
+    if not (lo_done and hi_done):  # a side the search did not close: try enumeration
+        values = enumeration.component_values(st.uf, roots, st.enum_limit)
+        found = None if values is None else enumeration.bounds_by_enumeration(d, facts, values)
+        if found is not None:
+            return found
+    return (max(lo, new_lo), min(hi, new_hi))
+
+
+def _class_term(st: State, root: sympy.Symbol) -> object:
+    """What the union-find knows of ``root`` (range, congruence, holes) as a Z3 term."""
+    data = st.uf.data(root)
+    return st.smt.class_term(root, *data.range, data.cong, sorted(data.excluded))
+
+
+def classes(st: State) -> tuple[tuple[sympy.Symbol, ...], ...]:
+    """Equality classes of the declared symbols (singletons included), in declaration order."""
+    groups: dict[tuple[sympy.Symbol, int, int], list[sympy.Symbol]] = {}
+    for sym in st.symbols:
+        groups.setdefault(st.uf.find(sym), []).append(sym)
+    merged = _merge_implied_equalities(st, list(groups.values()))
+    return tuple(tuple(sorted(g, key=st.order)) for g in sorted(merged, key=lambda g: min(map(st.order, g))))
+
+
+def _merge_implied_equalities(st: State, groups: list[list[sympy.Symbol]]) -> list[list[sympy.Symbol]]:
+    """Join groups whose equality only the later stages see (e.g. from ``x <= y, y <= x``)."""
+    def open_question(g: list[sympy.Symbol]) -> bool:
+        lo, hi = st.uf.range_of(g[0])
+        return not st.clean(st.uf.find(g[0])[0]) or lo == hi
+
+    candidates = [g for g in groups if open_question(g)]
+    result = [g for g in groups if not open_question(g)]
+    while candidates:
+        head = candidates.pop(0)
+        rest = []
+        for g in candidates:
+            if _may_be_equal(st, head[0], g[0]) and pipeline.decide(st, sympy.Eq(head[0], g[0])) is Truth.TRUE:
+                head = head + g
+            else:
+                rest.append(g)
+        result.append(head)
+        candidates = rest
+    return result
+
+
+def _may_be_equal(st: State, a: sympy.Symbol, b: sympy.Symbol) -> bool:
+    ha, hb = st.symbols[a].hint, st.symbols[b].hint
+    if st.hints_ok and ha != hb:
+        return False
+    ra, rb = st.uf.range_of(a), st.uf.range_of(b)
+    return max(ra[0], rb[0]) <= min(ra[1], rb[1])
+
+
+def relations(st: State) -> tuple[sympy.Basic, ...]:
+    """Linear relations between classes: ``Eq(c, 2*b + 1)`` for derived dims, and residual
+    linear equalities over several classes (in root form)."""
+    out: list[sympy.Basic] = []
+    for sym in st.symbols:
+        root, a, b = st.uf.find(sym)
+        if (a, b) != (1, 0) and all(st.uf.find(t)[1:] != (a, b) or t == sym for t in _earlier(st, sym, root)):
+            out.append(sympy.Eq(sym, a * root + b))
+    for fact in st.residual_facts():
+        rel = fact.rel
+        if isinstance(rel, sympy.Eq):
+            lin = stages.linear_terms(sympy.expand(st.to_roots(rel.lhs - rel.rhs)))
+            if lin is not None and len(lin[0]) >= 2:
+                out.append(st.to_roots(rel))
+    return tuple(out)
+
+
+def _earlier(st: State, sym: sympy.Symbol, root: sympy.Symbol) -> list[sympy.Symbol]:
+    return [t for t in st.uf.members(root) if st.order(t) < st.order(sym)]
+
+
+def congruences(st: State) -> tuple[tuple[sympy.Symbol, int, int], ...]:
+    """``(root, m, r)`` for each class known to satisfy ``root = r (mod m)`` with m > 1."""
+    out = []
+    for root in sorted(st.uf.roots(), key=st.order):
+        m, r = st.uf.data(root).cong
+        if m > 1:
+            out.append((root, m, r))
+    return tuple(out)
+
+
+def simplify(st: State, rel: sympy.Basic) -> sympy.Basic:
+    """An equivalent relation in normal form ``d op 0`` (``op`` one of ``== != >=``),
+    with factors of known sign divided out and ``t - k*(t//k)`` written ``Mod(t, k)``."""
+    rel = st.prepare(rel)
+    if not isinstance(rel, RELATION_TYPES):
+        return rel
+    op, d = stages.normalize(*as_difference(rel), st.uf.range_of)
+    return _RELATION_OF[op](d, 0)
+
+
+def explain(st: State, rel: sympy.Basic) -> tuple[Fact, ...]:
+    """A minimal set of facts implying ``rel`` (Z3 unsat core, then a deletion pass).
+
+    Raises SolverError when ``rel`` is not implied. Dropping any returned fact makes the
+    rest insufficient.
+    """
+    prepared = st.prepare(rel)
+    if pipeline.decide(st, prepared) is not Truth.TRUE:
+        raise SolverError(f"{prepared} is not implied by the facts; nothing to explain")
+    core = st.smt.core([f.rel for f in st.facts], negate(prepared))
+    if core is None:
+        return tuple(st.facts)
+    return tuple(st.facts[i] for i in core)

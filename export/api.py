@@ -130,14 +130,24 @@ def _run(f: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any] | 
     ep, trace = _trace(f, args, kwargs, inputs, spec, strict)
     retry = None
     if verify:
-        def rerun(new_args: tuple[Any, ...], new_kwargs: dict[str, Any] | None, new_spec: Spec) -> Any:
-            return _run(f, new_args, new_kwargs, Inputs.bind(f, new_args, new_kwargs), new_spec, strict, verify=False)
+        def rerun(new_args: tuple[Any, ...], new_kwargs: dict[str, Any] | None, new_spec: Spec) -> None:
+            _check(f, new_args, new_kwargs, Inputs.bind(f, new_args, new_kwargs), new_spec, strict)
 
         retry = Retry(args, kwargs, rerun)
     error = violation_error(trace, retry)
     if error is not None:
         raise error
     return finish(ep, trace)
+
+
+def _check(f: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any] | None, inputs: Inputs,
+           spec: Spec, strict: bool) -> None:
+    """A diagnosis re-export (fix verification, 0/1 probe): raises what :func:`export` would,
+    without building the program (its final ranges), which no diagnosis reads."""
+    _, trace = _trace(f, args, kwargs, inputs, spec, strict)
+    error = violation_error(trace, None)
+    if error is not None:
+        raise error
 
 
 def _replay_stderr(text: str, drop: str = "") -> None:

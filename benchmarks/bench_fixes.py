@@ -9,13 +9,21 @@ Per case and per exporter:
            else torch's "Suggested fixes" applied with refine_dynamic_shapes_from_suggested_fixes;
            symshape: fixes.apply(spec) with the suggested torch._check lines pasted into forward
   weakest  the fixed program accepts every must-admit size and matches eager there
-  time     seconds of the first export
+  time     seconds of the export with the case's spec (for a failing export: the time to the
+           error, diagnosis and fix verification included); both exporters are warmed up first
+           and, per case, timed back to back (torch then symshape) in the same run, --repeat times
+           (the median counts); ratio = symshape / torch
 
-Usage: python benchmarks/bench_fixes.py [--quick] [--case ID ...]
+The summary adds, over the cases whose export fails (symshape raises): median and worst time
+of each exporter, median and worst ratio, and the cases over 5 s (issue 9: none over 5 s,
+median ratio <= 3).
+
+Usage: python benchmarks/bench_fixes.py [--quick] [--case ID ...] [--repeat N]
 """
 from __future__ import annotations
 
 import argparse
+import statistics
 import sys
 import time
 import warnings
@@ -36,6 +44,7 @@ QUICK = ("branch_le6_range", "slice_from5_min", "masked_fill_mask_dims", "cat_su
          "broadcast_size1", "item_clamp_branch", "eq1_branch_silently_wrong", "mlp_dynamic_batch")
 
 YES, NO, NA = "yes", "NO", "-"
+SLOW = 5.0  # seconds: issue 9's limit for one failing export
 
 
 def _quiet(fn, *a, **k):
@@ -99,14 +108,42 @@ def _torch_fix(case: Any, model: Any, args: tuple, kwargs: dict, err: BaseExcept
         return "unbuildable"
 
 
-def bench_case(case: Any) -> dict[str, Any]:
+def _timed(case: Any, exporter: Any, spec: Any, repeat: int) -> tuple[Any, Optional[BaseException], float]:
+    """The first export's outcome and the median time of ``repeat`` exports (fresh model each)."""
+    outcome: Optional[tuple[Any, Optional[BaseException]]] = None
+    times = []
+    for _ in range(repeat):
+        model, args, kwargs = case.build()
+        ep, err, secs = _try(exporter, model, args, kwargs, dynamic_shapes=spec())
+        outcome = outcome or (ep, err)
+        times.append(secs)
+    assert outcome is not None
+    return outcome[0], outcome[1], statistics.median(times)
+
+
+def warm_up() -> None:
+    """One export through each exporter, so that imports and first-call caches are not timed."""
+    class Warm(torch.nn.Module):
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return x[:3] * 2 if x.shape[0] > 3 else x
+
+    dim = torch.export.Dim("w", max=2)
+    for fn in (torch.export.export, export.export):
+        _try(fn, Warm(), (torch.randn(3, 2),), None, dynamic_shapes={"x": {0: dim}})
+
+
+def bench_case(case: Any, repeat: int = 1) -> dict[str, Any]:
     exp = E.EXPECT[case.id]
     spec = case.dynamic_shapes if case.dynamic_shapes else (lambda: None)
     row: dict[str, Any] = {"id": case.id, "expect": exp.verdict}
 
+    # -- timing, interleaved: torch then symshape on the same case -------------------------------
+    t_out = _timed(case, torch.export.export, spec, repeat)
+    s_out = _timed(case, export.export, spec, repeat)
+
     # -- vanilla torch ----------------------------------------------------------------------------
     model, args, kwargs = case.build()
-    ep, err, secs = _try(torch.export.export, model, args, kwargs, dynamic_shapes=spec())
+    ep, err, secs = t_out
     row["t_verdict"] = _verdict_ok(case, exp, ep, err, symshape=False)
     row["t_time"] = secs
     row["t_fix"] = row["t_weak"] = NA
@@ -122,7 +159,8 @@ def bench_case(case: Any) -> dict[str, Any]:
 
     # -- symshape ---------------------------------------------------------------------------------
     model, args, kwargs = case.build()
-    ep, err, secs = _try(export.export, model, args, kwargs, dynamic_shapes=spec())
+    ep, err, secs = s_out
+    row["s_failed"] = err is not None
     row["s_verdict"] = _verdict_ok(case, exp, ep, err, symshape=True)
     row["s_time"] = secs
     row["s_fix"] = row["s_weak"] = NA
@@ -144,10 +182,33 @@ def _mark(v: Any) -> str:
     return YES if v is True else NO if v is False else str(v)
 
 
+def _ratio(r: dict[str, Any]) -> float:
+    return r["s_time"] / max(r["t_time"], 1e-9)
+
+
+def timing_summary(rows: list[dict[str, Any]]) -> list[str]:
+    """Failing-export times (symshape raises): median / worst per exporter and of the ratio,
+    and the cases over :data:`SLOW` seconds."""
+    failing = [r for r in rows if r["s_failed"]]
+    if not failing:
+        return ["no failing export"]
+    ts, ss = ([r[k] for r in failing] for k in ("t_time", "s_time"))
+    ratios = [_ratio(r) for r in failing]
+    worst = max(failing, key=lambda r: r["s_time"])
+    slow = [f"{r['id']} ({r['s_time']:.1f} s)" for r in failing if r["s_time"] > SLOW]
+    return [
+        f"failing exports ({len(failing)} cases): time torch / symshape / ratio",
+        f"{'  median':24} {statistics.median(ts):>8.2f} {statistics.median(ss):>9.2f} {statistics.median(ratios):>7.1f}x",
+        f"{'  worst':24} {max(ts):>8.2f} {max(ss):>9.2f} {max(ratios):>7.1f}x   (slowest: {worst['id']})",
+        f"  over {SLOW:.0f} s: {', '.join(slow) if slow else 'none'}",
+    ]
+
+
 def main(argv: Optional[list[str]] = None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--quick", action="store_true", help=f"run {len(QUICK)} representative cases")
     p.add_argument("--case", action="append", default=[], help="run only this case id (repeatable)")
+    p.add_argument("--repeat", type=int, default=1, help="time each export this many times (median)")
     a = p.parse_args(argv)
     cases = E.load_cases().CASES
     if a.case:
@@ -155,18 +216,20 @@ def main(argv: Optional[list[str]] = None) -> int:
     elif a.quick:
         cases = [c for c in cases if c.id in QUICK]
 
-    head = f"{'case':28} {'expect':18} | {'torch: verdict fix weakest   time':34} | {'symshape: verdict fix weakest   time':36}"
+    warm_up()
+    head = (f"{'case':28} {'expect':18} | {'torch: verdict fix weakest   time':34} | "
+            f"{'symshape: verdict fix weakest   time':36} | ratio")
     print(head)
     print("-" * len(head))
     rows = []
     for c in cases:
-        r = bench_case(c)
+        r = bench_case(c, a.repeat)
         rows.append(r)
         claimed = "" if r["s_claimed"] is None or (r["s_claimed"] == (r["s_fix"] == YES)) else \
             f"  (symshape claims verified={r['s_claimed']})"
         print(f"{r['id']:28} {r['expect']:18} | {_mark(r['t_verdict']):>14} {r['t_fix']:>3} {r['t_weak']:>7} "
               f"{r['t_time']:6.2f} | {_mark(r['s_verdict']):>17} {r['s_fix']:>3} {r['s_weak']:>7} "
-              f"{r['s_time']:6.2f}{claimed}", flush=True)
+              f"{r['s_time']:6.2f} | {_ratio(r):5.1f}x{claimed}", flush=True)
 
     viol = [r for r in rows if r["expect"] == "violation"]
     print()
@@ -176,6 +239,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     print(f"{'fix correct (re-exports)':24} {sum(r['t_fix'] == YES for r in viol):>8} {sum(r['s_fix'] == YES for r in viol):>9}")
     print(f"{'fix weakest (admits all)':24} {sum(r['t_weak'] == YES for r in viol):>8} {sum(r['s_weak'] == YES for r in viol):>9}")
     print(f"{'total export time (s)':24} {sum(r['t_time'] for r in rows):>8.2f} {sum(r['s_time'] for r in rows):>9.2f}")
+    print("\n".join(timing_summary(rows)))
     return 0
 
 

@@ -156,7 +156,7 @@ def export(
                            torch_options)
     inputs = Inputs.bind(f, args, kwargs)
     spec = _spec_of(inputs, constraints, resolve_dynamic_shapes(f, args, kwargs, dynamic_shapes))
-    ep = _run(f, args, kwargs, inputs, spec, opts, verify=True)
+    ep = _run(f, args, kwargs, inputs, spec, opts)
     _verify_additional(dynamic_shapes, ep)
     return ep
 
@@ -210,14 +210,13 @@ def _trace(f: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any] 
 
 
 def _run(f: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any] | None, inputs: Inputs,
-         spec: Spec, opts: TorchOptions, *, verify: bool) -> SymshapeProgram:
+         spec: Spec, opts: TorchOptions) -> SymshapeProgram:
     ep, trace = _trace(f, args, kwargs, inputs, spec, opts)
-    retry = None
-    if verify:
-        def rerun(new_args: tuple[Any, ...], new_kwargs: dict[str, Any] | None, new_spec: Spec) -> Any:
-            return _run(f, new_args, new_kwargs, Inputs.bind(f, new_args, new_kwargs), new_spec, opts, verify=False)
 
-        retry = Retry(args, kwargs, rerun)
+    def rerun(new_args: tuple[Any, ...], new_kwargs: dict[str, Any] | None, new_spec: Spec) -> None:
+        _check(f, new_args, new_kwargs, Inputs.bind(f, new_args, new_kwargs), new_spec, opts)
+
+    retry = Retry(args, kwargs, rerun)
     error = violation_error(trace, retry) or specialized_error(trace, retry)
     if error is not None:
         raise error
@@ -230,6 +229,16 @@ def _run(f: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any] | 
             return None
 
     return finish(ep, trace, zero_one(trace, ep, boundary))
+
+
+def _check(f: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any] | None, inputs: Inputs,
+           spec: Spec, opts: TorchOptions) -> None:
+    """A diagnosis re-export (fix verification, 0/1 probe): raises what :func:`export` would,
+    without building the program (its final ranges and 0/1 evidence), which no diagnosis reads."""
+    _, trace = _trace(f, args, kwargs, inputs, spec, opts)
+    error = violation_error(trace, None) or specialized_error(trace, None)
+    if error is not None:
+        raise error
 
 
 def _replay_stderr(text: str, drop: str = "") -> None:

@@ -26,6 +26,7 @@ from export.provenance import UserFrame, is_user_file
 from export.render import plain_words, render_checks, render_classic, render_modern
 from export.probe import probe_specializations, without_dims
 from export.spec import Spec, torch_dynamic_shapes
+from export.value_reads import ValueRead, size_read
 from export.trace import FLOOR_OP, POSITIVE_OP, SPECIALIZED_OP, Trace
 from export.zero_one import zero_one
 from shapes.spec import InputDim
@@ -380,10 +381,12 @@ def data_dependent_error(e: BaseException, trace: Trace) -> DataDependentError |
         return None
     cond = getattr(dd, "cond", None)
     rel = trace.convert(cond) if cond is not None else None
-    where = _user_origin(e)
+    at = _user_frame_of(e)
+    where = _describe(at) if at is not None else None
     values = sorted((cond.free_symbols if cond is not None else set()), key=str)
     made = {s: trace.unbacked_origins.get(s) for s in values}
-    names: dict[sympy.Basic, str] = {_symbol(trace, s): _var_name(made[s], str(s)) for s in values}
+    reads = {s: _read_of(made[s], at) for s in values}
+    names: dict[sympy.Basic, str] = {_symbol(trace, s): _value_name(s, made[s], reads[s]) for s in values}
     if cond is not None and not is_relation(cond):
         return _concrete_value_error(cond, made, names, trace, where)
     shown = _plain(rel, names) if rel is not None else (str(cond) if cond is not None else "a data-dependent value")
@@ -391,14 +394,13 @@ def data_dependent_error(e: BaseException, trace: Trace) -> DataDependentError |
     if where:
         msg.append(f"  at {where}")
     for s in values:
-        frame = made[s]
-        if frame is not None:
-            msg.append(f"  {_var_name(frame, str(s))} comes from {frame.code} at {frame.origin}.")
+        msg += _value_origin(made[s], reads[s], str(s))
     msg.append("Say what holds, right after the value is computed:")
     for s in values:
-        frame = made[s]
-        var = _var_name(frame, str(s))
-        after = f"  # after {frame.origin}" if frame else ""
+        frame, read = made[s], reads[s]
+        var = _value_name(s, frame, read)
+        computed = read.frame if read is not None and read.frame is not None else frame
+        after = f"  # after {computed.origin}" if computed else ""
         if tc.symbol_kind(s) == "unbacked":
             msg.append(f"    export.constrain_as_value({var}, min=..., max=...){after}")
             msg.append(f"    export.constrain_as_size({var}, min=..., max=...)   # if {var} is used as a size")
@@ -441,11 +443,41 @@ def _var_name(frame: UserFrame | None, default: str) -> str:
     return m[1] if m else default
 
 
-def _user_origin(e: BaseException) -> str | None:
-    """``file:line: code`` of the innermost user frame the error passed through."""
+def _read_of(frame: UserFrame | None, at: UserFrame | None) -> ValueRead | None:
+    """How the deciding line reads the size of the tensor ``frame`` made (``y = x.nonzero()``)."""
+    if frame is None or at is None:
+        return None
+    tensor = _var_name(frame, "")
+    return size_read(tensor, at) if tensor else None
+
+
+def _value_name(sym: sympy.Symbol, frame: UserFrame | None, read: ValueRead | None) -> str:
+    """The value as user code names it: ``z`` (``z = y.shape[0]``), ``y.shape[0]``, or ``v`` (``v = x.item()``)."""
+    return read.name if read is not None else _var_name(frame, str(sym))
+
+
+def _value_origin(frame: UserFrame | None, read: ValueRead | None, default: str) -> list[str]:
+    """Where a data-dependent value comes from: its own line, then the tensor it is a size of."""
+    if frame is None:
+        return []
+    made = f"{frame.code} at {frame.origin}"
+    if read is None:
+        return [f"  {_var_name(frame, default)} comes from {made}."]
+    tensor = _var_name(frame, default)
+    if read.frame is None:
+        return [f"  {read.name} is a size of {tensor}, which comes from {made}."]
+    return [f"  {read.name} comes from {read.frame.code} at {read.frame.origin}, a size of {tensor}, "
+            f"which comes from {made}."]
+
+
+def _user_frame_of(e: BaseException) -> UserFrame | None:
+    """The innermost user frame the error passed through."""
     for fr in reversed(traceback.extract_tb(e.__traceback__)):
         if is_user_file(fr.filename):
-            code = (fr.line or "").strip()
-            origin = UserFrame(fr.filename, fr.lineno or 0, fr.name, code).origin
-            return f"{origin}: {code}" if code else origin
+            return UserFrame(fr.filename, fr.lineno or 0, fr.name, (fr.line or "").strip())
     return None
+
+
+def _describe(frame: UserFrame) -> str:
+    """``file:line: code``."""
+    return f"{frame.origin}: {frame.code}" if frame.code else frame.origin

@@ -90,8 +90,12 @@ def render_classic(spec: Spec, inputs: Inputs) -> str:
                 continue
             rhs = to_python(d.expr, {r.symbol: p})
             items.append(f"{_classic(d.dim)} == {rhs}")
-    params = [p for p in inputs.params if any(_root_param(d.dim) == p for d in spec.decls)]
-    lines = [f"def specify_constraints({', '.join(params)}):", "    return ["]
+    mentioned = [p for p in inputs.params if any(_root_param(d.dim) == p for d in spec.decls)]
+    params = mentioned or list(inputs.params)  # every dim static: still callable with the inputs
+    head = f"def specify_constraints({', '.join(params)}):"
+    if not items and not notes:
+        return f"{head}\n    return []  # every input dim is static: no dynamic_dim to declare"
+    lines = [head, "    return ["]
     lines += [f"        {item}," for item in items]
     lines += [f"        {note}" for note in notes]
     lines.append("    ]")

@@ -881,10 +881,13 @@ def is_derived_dim(spec: Any) -> bool:
 
 
 def _dynamic_spec_module() -> Any:
+    """torch's ``dynamic_spec`` module if ``torch.export`` takes its specs (2.14: it has
+    ``_resolve_dynamic_shapes``; 2.13 has the module for ``torch.compile`` only), else None."""
     try:
-        return importlib.import_module("torch.fx.experimental.dynamic_spec")
+        ds = importlib.import_module("torch.fx.experimental.dynamic_spec")
     except ImportError:
         return None
+    return ds if hasattr(ds, "_resolve_dynamic_shapes") else None
 
 
 def is_shapes_spec(spec: Any) -> bool:

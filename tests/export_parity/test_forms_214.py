@@ -157,3 +157,15 @@ def test_var_keyword_name_collision_refused() -> None:
         torch.export.export(Coll(), args, kwargs, dynamic_shapes=shapes)
     with pytest.raises(export.InputError):
         export.export(Coll(), args, kwargs, dynamic_shapes=shapes)
+
+
+STRICT_IDS = ("shapes_spec_derived", "shapes_spec_guard_beyond_range", "decorator")
+
+
+@pytest.mark.parametrize("name,model,args,shapes,expect", [c for c in CASES if c[0] in STRICT_IDS],
+                         ids=[c[0] for c in CASES if c[0] in STRICT_IDS])
+def test_form_matches_torch_strict(name: str, model: torch.nn.Module, args: Callable[[], tuple[Any, ...]],
+                                   shapes: Callable[[], Any], expect: str) -> None:
+    """The same forms traced with dynamo (strict=True), as torch's own ShapesSpec example does."""
+    t, s = compare(model, args(), shapes(), strict=True)
+    assert s.ok == (expect == "ok"), repr(s.error)

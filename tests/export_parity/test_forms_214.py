@@ -169,3 +169,25 @@ def test_form_matches_torch_strict(name: str, model: torch.nn.Module, args: Call
     """The same forms traced with dynamo (strict=True), as torch's own ShapesSpec example does."""
     t, s = compare(model, args(), shapes(), strict=True)
     assert s.ok == (expect == "ok"), repr(s.error)
+
+
+def test_known_differences_from_torch() -> None:
+    """Where symshape knowingly differs from torch 2.14 on a ShapesSpec: torch traces its
+    dims as *unbacked* symbols (no 0/1 specialization; an equality the model needs between
+    two of them becomes a runtime assert), symshape as the equivalent named ``Dim``s, whose
+    every needed guard is a violation with a fix. symshape is stricter, never looser: it
+    refuses these exports and exports nothing torch refuses."""
+    def one_var() -> Any:
+        return ShapesSpec({"x": TensorSpec([ShapeVar("n")])})
+
+    for size in (0, 1):  # an example of size 0/1
+        torch.export.export(Double(), (_r(size),), dynamic_shapes=one_var())
+        with pytest.raises(export.ConstraintViolationError, match=f"specialized to {size}"):
+            export.export(Double(), (_r(size),), dynamic_shapes=one_var())
+    # two ShapeVars the model needs equal: torch asserts it at runtime, symshape reports it
+    two = ShapesSpec({"x": TensorSpec([ShapeVar("a")]), "y": TensorSpec([ShapeVar("b")])})
+    vanilla = torch.export.export(Sub(), (_r(5), _r(5)), dynamic_shapes=two)
+    with pytest.raises(Exception):
+        vanilla.module()(_r(5), _r(6))
+    with pytest.raises(export.ConstraintViolationError, match=r"x.size\(0\) must equal y.size\(0\)"):
+        export.export(Sub(), (_r(5), _r(5)), dynamic_shapes=two)

@@ -891,7 +891,11 @@ def _dynamic_spec_module() -> Any:
 
 
 def is_shapes_spec(spec: Any) -> bool:
-    """``spec`` is a torch 2.14 ``ShapesSpec`` / ``ParamsSpec`` (never on 2.13)."""
+    """``spec`` is a torch 2.14 ``ShapesSpec`` / ``ParamsSpec`` (never on 2.13).
+
+    >>> is_shapes_spec({"x": {0: None}})
+    False
+    """
     ds = _dynamic_spec_module()
     return ds is not None and isinstance(spec, (ds.ShapesSpec, ds.ParamsSpec))
 

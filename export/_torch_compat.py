@@ -947,8 +947,14 @@ def decorator_resolved() -> Iterator[None]:
         yield
         return
     original = ds._resolve_dynamic_shapes
+    owner = threading.get_ident()
+
+    def resolve(f: Any, dynamic_shapes: Any) -> Any:
+        # another thread's plain torch.export meanwhile: torch's own resolution
+        return dynamic_shapes if threading.get_ident() == owner else original(f, dynamic_shapes)
+
     with _PATCHES.lock:
-        ds._resolve_dynamic_shapes = lambda f, dynamic_shapes: dynamic_shapes
+        ds._resolve_dynamic_shapes = resolve
         try:
             yield
         finally:

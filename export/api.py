@@ -190,7 +190,7 @@ def _trace(f: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any] 
     bridge = SolverBridge(spec, inputs)
     torch_shapes = torch_dynamic_shapes(spec, inputs, tracing=True) if spec.decls else None
     captured = io.StringIO()
-    with tc.route_shape_env(bridge, specialize_zero_one=not keep_zero_one):
+    with tc.route_shape_env(bridge, specialize_zero_one=not keep_zero_one), tc.decorator_resolved():
         try:
             with contextlib.redirect_stderr(captured):
                 ep = torch.export.export(module, args, kwargs, dynamic_shapes=torch_shapes, **opts.as_kwargs())

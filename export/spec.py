@@ -132,18 +132,83 @@ def from_dynamic_shapes(inputs: Inputs, dynamic_shapes: Any) -> Spec:
 
 def resolve_dynamic_shapes(f: Any, args: tuple[Any, ...], kwargs: Mapping[str, Any] | None,
                            dynamic_shapes: Any) -> Any:
-    """``dynamic_shapes`` as a plain pytree: a ``torch.export.ShapesCollection`` or
-    ``torch.export.AdditionalInputs`` is converted by its own public
-    ``dynamic_shapes(f, args, kwargs)``, as ``torch.export.export`` does; anything else
-    is returned as is. Their refusals (a tensor not among the inputs, inputs whose types
-    or constant values differ) become InputErrors."""
-    if not isinstance(dynamic_shapes, (torch.export.ShapesCollection, torch.export.AdditionalInputs)):
-        return dynamic_shapes
-    kind = type(dynamic_shapes).__name__
+    """``dynamic_shapes`` as a plain pytree, resolved as the installed ``torch.export.export``
+    does: a ``torch.export.ShapesCollection`` or ``torch.export.AdditionalInputs`` by its own
+    public ``dynamic_shapes(f, args, kwargs)``; on torch 2.14 also an ``@dynamic_spec`` on
+    ``f`` (torch's own ``_resolve_dynamic_shapes``), a ``ShapesSpec`` / ``ParamsSpec``
+    (bound to the inputs by torch's ``_bind_spec_to_args``, see :func:`from_shapes_spec`)
+    and a ``**kwargs`` entry given at top level by its name (torch's
+    ``_normalize_dynamic_shapes``). Anything else is returned as is. torch's refusals
+    become InputErrors."""
     try:
-        return dynamic_shapes.dynamic_shapes(f, args, dict(kwargs or {}))
-    except (ValueError, TypeError, AssertionError) as e:
+        dynamic_shapes = tc.decorated_dynamic_shapes(f, dynamic_shapes)
+    except ValueError as e:
+        raise InputError(f"dynamic_shapes: {e}") from None
+    if tc.is_shapes_spec(dynamic_shapes):
+        return from_shapes_spec(f, args, kwargs, dynamic_shapes)
+    if isinstance(dynamic_shapes, (torch.export.ShapesCollection, torch.export.AdditionalInputs)):
+        kind = type(dynamic_shapes).__name__
+        try:
+            return dynamic_shapes.dynamic_shapes(f, args, dict(kwargs or {}))
+        except (ValueError, TypeError, AssertionError) as e:
+            raise InputError(f"dynamic_shapes ({kind}): {e}") from None
+    try:
+        return tc.normalize_kwargs_shapes(dynamic_shapes, f, args, kwargs)
+    except Exception as e:  # noqa: BLE001 - torch's UserError for colliding names
+        raise InputError(f"dynamic_shapes: {e}") from None
+
+
+def from_shapes_spec(f: Any, args: tuple[Any, ...], kwargs: Mapping[str, Any] | None, spec: Any) -> Any:
+    """A torch 2.14 ``ShapesSpec`` / ``ParamsSpec`` as the equivalent ``Dim`` pytree: each
+    ``ShapeVar``/``IntVar`` a named ``Dim`` with its bounds, an affine expression of one of
+    them a derived dim, an int static. Like a named ``Dim``, every guard the model needs
+    beyond the declared range is a violation (torch: "no silent specialization"). Refused
+    (InputError): ``assumptions``, a dynamic int input, a non-affine expression."""
+    kind = type(spec).__name__
+    if tc.shapes_spec_assumptions(spec):
+        raise InputError(f"dynamic_shapes ({kind}): assumptions= are not supported by symshape yet; state "
+                         "the relation with a derived expression (TensorSpec([2 * B])) or torch._check in the model")
+    try:
+        leaves = tc.shapes_spec_leaves(f, args, kwargs, spec)
+    except (ValueError, TypeError, KeyError) as e:
         raise InputError(f"dynamic_shapes ({kind}): {e}") from None
+    inputs = Inputs.bind(f, args, kwargs)
+    roots: dict[sympy.Symbol, Any] = {}
+    per_leaf: dict[str, dict[int, Any]] = {}
+    for value, leaf_spec in leaves:
+        if leaf_spec is None:
+            continue
+        leaf = inputs.leaf_of_tensor(value) if isinstance(value, torch.Tensor) else None
+        if leaf is None:
+            if isinstance(leaf_spec, int) and not isinstance(leaf_spec, torch.SymInt):
+                continue  # a static int: torch checks it at trace time, symshape keeps it constant
+            raise InputError(f"dynamic_shapes ({kind}) makes the {type(value).__name__} input {value!r:.40} "
+                             "dynamic: symshape does not support dynamic int inputs yet; leave it STATIC")
+        dims = list(leaf_spec)
+        if len(dims) != value.dim():
+            raise InputError(f"dynamic_shapes ({kind}) for {leaf.name} has {len(dims)} entries but {leaf.name} "
+                             f"has {value.dim()} dims (shape {tuple(value.shape)})")
+        per_leaf[leaf.name] = {i: _spec_dim(d, roots, f"{leaf.name}.size({i})", kind) for i, d in enumerate(dims)}
+    return dynamic_shapes_tree(inputs, per_leaf)
+
+
+def _spec_dim(d: Any, roots: dict[sympy.Symbol, Any], where: str, kind: str) -> Any:
+    """One ``TensorSpec`` entry as a torch ``Dim`` (None and ints as they are)."""
+    if d is None or (isinstance(d, int) and not isinstance(d, bool)):
+        return d
+    expr = sympy.sympify(d.node.expr)
+    form = Affine.of(expr) if len(expr.free_symbols) == 1 else None
+    if form is None:
+        raise InputError(f"dynamic_shapes ({kind}) for {where} is {expr}: symshape takes a ShapeVar or an affine "
+                         "expression of one ShapeVar (2 * B + 1)")
+    sym = form.root
+    if sym not in roots:
+        lo, hi = tc.spec_symbol_range(d, sym)
+        base = str(sym).split("#")[0]
+        name = base if base.isidentifier() and all(str(s).split("#")[0] != base for s in roots) else \
+            f"{base if base.isidentifier() else 'v'}_{str(sym).split('#')[-1]}"
+        roots[sym] = Dim(name, min=lo if lo is not None else 0, max=hi if hi is not None else tc.int_oo)
+    return torch_derived(roots[sym], form)
 
 
 _HINT_BOUND_MAX = 2**63 - 1

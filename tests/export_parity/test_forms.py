@@ -239,3 +239,25 @@ def test_form_matches_torch_strict(name: str, model: torch.nn.Module, args: Call
     """The same forms traced with dynamo (strict=True), passed through to torch."""
     t, s = compare(model, args(), shapes(), strict=True)
     assert s.ok == (expect == "ok"), repr(s.error)
+
+
+class VarKw(torch.nn.Module):
+    def forward(self, x: torch.Tensor, **kw: torch.Tensor) -> torch.Tensor:
+        return x + kw["y"] * 2
+
+
+def test_var_keyword_top_level_name_as_installed_torch() -> None:
+    """A ``**kwargs`` entry given at top level by its name: refused by torch 2.13 (and by
+    symshape there), accepted by 2.14 (and by symshape there, see test_forms_214.py)."""
+    args, kwargs, shapes = (_r(5),), {"y": _r(5)}, {"x": {0: Dim("b")}, "y": {0: Dim("b")}}
+    try:
+        torch.export.export(VarKw(), args, kwargs, dynamic_shapes=shapes)
+        torch_ok = True
+    except Exception:  # noqa: BLE001 - torch's verdict, compared below
+        torch_ok = False
+    if torch_ok:
+        assert set(export.export(VarKw(), args, kwargs, dynamic_shapes=shapes).symshape.ranges) == {
+            "x.size(0)", "kw['y'].size(0)"}
+    else:
+        with pytest.raises(export.InputError, match="not an argument"):
+            export.export(VarKw(), args, kwargs, dynamic_shapes=shapes)

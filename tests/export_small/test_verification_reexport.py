@@ -27,9 +27,9 @@ def _counting(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     calls: list[int] = []
     real = api.finish
 
-    def counted(ep: Any, trace: Any) -> Any:
+    def counted(ep: Any, trace: Any, *rest: Any) -> Any:
         calls.append(1)
-        return real(ep, trace)
+        return real(ep, trace, *rest)
 
     monkeypatch.setattr(api, "finish", counted)
     return calls

@@ -25,6 +25,7 @@ from typing import Protocol
 
 import sympy
 
+from shapes.affine import linear_terms  # the one home of linear forms; re-exported for the stages' callers
 from shapes.errors import UnsupportedExpressionError
 from shapes.expr import FloorDiv
 from solver import congruence as cg
@@ -159,21 +160,6 @@ def by_interval(q: Question, view: View) -> Truth | None:
     if small[1] <= big[0]:
         return Truth.TRUE
     return Truth.FALSE if small[0] > big[1] else None
-
-
-def linear_terms(d: sympy.Expr) -> tuple[dict[sympy.Symbol, int], int] | None:
-    """``({root: coef}, const)`` when ``d`` is linear with integer coefficients, else None."""
-    coeffs: dict[sympy.Symbol, int] = {}
-    const = 0
-    for term in sympy.Add.make_args(d):
-        if term.is_Integer:
-            const += int(term)
-            continue
-        c, rest = term.as_coeff_Mul()
-        if not rest.is_Symbol or not c.is_Integer:
-            return None
-        coeffs[rest] = coeffs.get(rest, 0) + int(c)
-    return coeffs, const
 
 
 def linear_form(rel: sympy.Basic) -> tuple[str, dict[sympy.Symbol, int], int] | None:

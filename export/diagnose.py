@@ -312,14 +312,17 @@ def _diagnose_specializations(causes: tuple[Cause, ...], trace: Trace,
             out.append(Cause(c.dims, c.origin, c.code, f"{head}: use an example of size >= 2", SPECIALIZED, c.facts))
     static = list(result.partners) if result is not None and result.partners else list(special.values())
     larger = {str(d): n for d, n in result.sizes.items()} if result is not None and result.ok else None
-    return tuple(out), (_static_fixes(trace, retry, static, larger) if static else None)
+    return tuple(out), (static_fixes(trace, retry, static, larger) if static else None)
 
 
-def _static_fixes(trace: Trace, retry: Retry | None, dims: list[InputDim],
-                  larger: Mapping[str, int] | None = None) -> SuggestedFixes:
-    """The dims static at their example size (as torch does), re-exported with exactly
-    that spec; and ``larger``, the example sizes with which the spec itself exports."""
+def static_fixes(trace: Trace, retry: Retry | None, dims: list[InputDim],
+                 larger: Mapping[str, int] | None = None, values: list[int] | None = None) -> SuggestedFixes:
+    """The dims static at ``values`` (default: their example sizes, as torch does),
+    re-exported with exactly that spec; and ``larger``, the example sizes with which the spec
+    itself exports."""
     inputs = trace.inputs
+    if values is None:
+        values = [inputs.size(d) for d in dims]
     static = without_dims(trace.spec, dims)
     verified = False
     if retry is not None:
@@ -328,7 +331,7 @@ def _static_fixes(trace: Trace, retry: Retry | None, dims: list[InputDim],
             verified = True
         except ExportError:
             verified = False
-    records = Fixes(tuple(SpecializeFix(trace.dim_syms[d], inputs.size(d)) for d in dims), verified)
+    records = Fixes(tuple(SpecializeFix(trace.dim_syms[d], v) for d, v in zip(dims, values)), verified)
     fixed = FixedSpec(static, (), ())
     return SuggestedFixes(records, fixed, render_modern(static, inputs), render_classic(static, inputs), (),
                           verified, inputs, False, larger)

@@ -12,14 +12,11 @@ from __future__ import annotations
 
 import sympy
 
-from export.diagnose import Retry, SuggestedFixes
-from export.errors import ConstraintViolationError, ExportError
-from export.fixspec import FixedSpec
-from export.probe import without_dims
-from export.render import render_classic, render_modern
+from export.diagnose import Retry, static_fixes
+from export.errors import ConstraintViolationError
 from export.trace import SPECIALIZED_OP, Trace
-from shapes.spec import DimDecl, InputDim
-from solver import Fact, Fixes, SolverError, SpecializeFix, to_json
+from shapes.spec import DimDecl
+from solver import Fact, SolverError, to_json
 
 
 __all__ = ["pinned_dynamic_dims", "specialized_error"]
@@ -59,7 +56,7 @@ def specialized_error(trace: Trace, retry: Retry | None) -> ConstraintViolationE
                      f"declare it static {value} (or Dim.AUTO)")
         lines.extend(f"     at {f.reason.origin}: {f.reason.text}" if f.reason.origin else f"     because {f.reason.text}"
                      for f in why)
-    fixes = _static_fix(trace, retry, [d.dim for d, _ in pinned], [v for _, v in pinned])
+    fixes = static_fixes(trace, retry, [d.dim for d, _ in pinned], values=[v for _, v in pinned])
     lines += ["", fixes.render()]
     return ConstraintViolationError("\n".join(lines), fixes=fixes, guards=tuple(facts),
                                     problem=_json(trace))
@@ -72,21 +69,6 @@ def _why(trace: Trace, sym: sympy.Symbol, value: int) -> list[Fact]:
     except SolverError:
         core = ()
     return [f for f in core if f.reason.kind != "spec"]
-
-
-def _static_fix(trace: Trace, retry: Retry | None, dims: list[InputDim], values: list[int]) -> SuggestedFixes:
-    static = without_dims(trace.spec, dims)
-    verified = False
-    if retry is not None:
-        try:
-            retry.reexport(static)
-            verified = True
-        except ExportError:
-            verified = False
-    records = Fixes(tuple(SpecializeFix(trace.dim_syms[d], v) for d, v in zip(dims, values)), verified)
-    inputs = trace.inputs
-    return SuggestedFixes(records, FixedSpec(static, (), ()), render_modern(static, inputs),
-                          render_classic(static, inputs), (), verified, inputs)
 
 
 def _json(trace: Trace) -> str | None:

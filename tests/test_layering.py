@@ -1,5 +1,5 @@
 """The one-way import rule (DESIGN.md section 1): shapes and solver never import torch, and
-only ``export/_torch_compat.py`` touches torch's private names."""
+only the ``export/_torch_compat/`` package touches torch's private names."""
 
 from __future__ import annotations
 
@@ -52,9 +52,10 @@ def test_the_blocker_really_blocks():
     assert proc.returncode == 0, proc.stderr
 
 
-# -- private torch names stay in export/_torch_compat.py (issue 7, item 5) -------------------
+# -- private torch names stay in the export/_torch_compat/ package (issue 7, item 5) ---------
 
-COMPAT = ROOT / "export" / "_torch_compat.py"
+COMPAT = ROOT / "export" / "_torch_compat"
+MAX_COMPAT_LINES = 500
 
 PUBLIC_UNDERSCORE = {
     # torch._check / torch._check_with are documented public APIs (torch.export docs:
@@ -135,13 +136,37 @@ def test_private_torch_detector(source: str, expected: list[str]) -> None:
 def test_only_torch_compat_touches_private_torch() -> None:
     offenders = {}
     for path in sorted((ROOT / "export").rglob("*.py")):
-        if path == COMPAT:
+        if COMPAT in path.parents:
             continue
         names = private_torch_names(path.read_text())
         if names:
             offenders[str(path.relative_to(ROOT))] = names
-    assert not offenders, f"private torch names outside export/_torch_compat.py: {offenders}"
-    assert private_torch_names(COMPAT.read_text()), "the detector finds the compat module's own imports"
+    assert not offenders, f"private torch names outside the export/_torch_compat/ package: {offenders}"
+    inside = {p.name: private_torch_names(p.read_text()) for p in sorted(COMPAT.glob("*.py"))}
+    assert inside["routing.py"] and inside["pytree.py"], "the detector finds the compat package's own imports"
+
+
+def test_torch_compat_modules_are_small() -> None:
+    sizes = {p.name: len(p.read_text(encoding="utf-8").splitlines()) for p in sorted(COMPAT.rglob("*.py"))}
+    assert {"__init__.py", "version.py", "routing.py", "patches.py"} <= set(sizes), sizes
+    big = {name: n for name, n in sizes.items() if n > MAX_COMPAT_LINES}
+    assert not big, f"export/_torch_compat/ modules over {MAX_COMPAT_LINES} lines: {big}"
+
+
+def test_torch_compat_gates_the_version_before_any_private_import() -> None:
+    """The package's ``__init__`` runs the version gate before it imports a private torch name or
+    a module of the package (each of which has some); ``version.py`` itself imports no torch."""
+    body = ast.parse((COMPAT / "__init__.py").read_text(encoding="utf-8")).body
+    gate = next(i for i, n in enumerate(body) if isinstance(n, ast.AnnAssign)
+                and getattr(n.target, "id", None) == "TORCH_VERSION"
+                and "check_torch_version" in ast.unparse(n.value))
+    early = [ast.unparse(n) for n in body[:gate] if isinstance(n, (ast.Import, ast.ImportFrom))]
+    assert set(early) == {"from __future__ import annotations", "import torch",
+                          "from export._torch_compat.version import SUPPORTED_TORCH, check_torch_version"}, early
+    version = ast.parse((COMPAT / "version.py").read_text(encoding="utf-8"))
+    modules = {a.name for n in ast.walk(version) if isinstance(n, ast.Import) for a in n.names}
+    modules |= {n.module or "" for n in ast.walk(version) if isinstance(n, ast.ImportFrom)}
+    assert modules and not {m for m in modules if m.split(".")[0] == "torch"}, modules
 
 
 # -- export uses only the public APIs of solver and shapes (issue 7, item 4) ----------------

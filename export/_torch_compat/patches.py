@@ -1,0 +1,132 @@
+"""Making torch.export build a given ``ShapeEnv`` class: the patch of torch's globals, its
+process-wide lock, and :func:`route_shape_env` (routing to a decider) on top of it.
+
+Thread-safety: the install functions patch module globals of torch, which is
+process-wide, so they hold one process-wide re-entrant lock for the whole ``with``:
+routed exports from several threads run one at a time, nesting on one thread works, and
+when the last block ends torch's original globals are back (identical objects), under
+any order of exits and any exception. See ``docs/design.md`` ("Threads and archives").
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+from torch.fx.experimental.symbolic_shapes import ShapeEnv
+
+from export._torch_compat.decider import Decider
+from export._torch_compat.routing import RoutingShapeEnv
+
+__all__ = ["SHAPE_ENV_SITES", "install_shape_env_class", "route_shape_env"]
+
+SHAPE_ENV_SITES: tuple[str, ...] = (
+    "torch._export.non_strict_utils",  # make_fake_inputs: the non-strict ShapeEnv
+    "torch._dynamo.output_graph",  # OutputGraph.__init__: the strict (dynamo) ShapeEnv
+    "torch.export._trace",  # _extract_fake_inputs fallback (no fake inputs found)
+    "torch._dynamo.eval_frame",  # dynamo export of a function without tensor ops
+)
+"""Modules whose global name ``ShapeEnv`` export calls to construct its ShapeEnv."""
+
+
+class _Patches:
+    """The process-wide bookkeeping of :func:`install_shape_env_class`: one re-entrant lock
+    (serializes routed exports across threads, lets one thread nest them) and the stack of
+    open installs with the originals found under the first one.
+
+    The globals always hold the class of the innermost open install, or torch's originals
+    when none is open, whatever order the installs end in (an inner one may outlive its
+    outer one when ``__enter__``/``__exit__`` are called by hand).
+    """
+
+    __slots__ = ("lock", "stack", "originals")
+
+    def __init__(self) -> None:
+        self.lock = threading.RLock()
+        self.stack: list[tuple[object, type[ShapeEnv]]] = []
+        self.originals: list[Any] = []
+
+    def push(self, token: object, cls: type[ShapeEnv], modules: list[Any]) -> None:
+        if not self.stack:
+            self.originals = [getattr(m, "ShapeEnv") for m in modules]
+        self.stack.append((token, cls))
+        self._bind(modules)
+
+    def pop(self, token: object, modules: list[Any]) -> None:
+        self.stack = [entry for entry in self.stack if entry[0] is not token]
+        self._bind(modules)
+        if not self.stack:
+            self.originals = []
+
+    def _bind(self, modules: list[Any]) -> None:
+        for i, m in enumerate(modules):
+            setattr(m, "ShapeEnv", self.stack[-1][1] if self.stack else self.originals[i])
+
+
+_PATCHES = _Patches()
+"""The only module-level mutable state: torch's globals are process-wide, so is their guard."""
+
+
+@contextlib.contextmanager
+def install_shape_env_class(cls: type[ShapeEnv]) -> Iterator[None]:
+    """Make torch.export build ``cls`` instead of ``ShapeEnv`` inside the ``with``.
+
+    Patches the global ``ShapeEnv`` of every module in :data:`SHAPE_ENV_SITES` and, when
+    the last open ``with`` ends (normally or by an exception), puts torch's originals back
+    (the identical objects). Holds a process-wide re-entrant lock for the whole block:
+    another thread's install waits until this one ends, while the same thread may nest
+    (an inner block's class is in force until it ends, in any order).
+    """
+    if not (isinstance(cls, type) and issubclass(cls, ShapeEnv)):
+        raise TypeError(f"{cls!r} is not a subclass of torch's ShapeEnv")
+    modules = [importlib.import_module(name) for name in SHAPE_ENV_SITES]
+    token = object()
+    with _PATCHES.lock:
+        _PATCHES.push(token, cls, modules)
+        try:
+            yield
+        finally:
+            _PATCHES.pop(token, modules)
+
+
+@contextlib.contextmanager
+def route_shape_env(
+    decider: Decider | None, cls: type[RoutingShapeEnv] = RoutingShapeEnv, *, specialize_zero_one: bool = True
+) -> Iterator[list[RoutingShapeEnv]]:
+    """Route the decisions of exports inside the ``with`` to ``decider``.
+
+    ``specialize_zero_one=False`` builds the ShapeEnvs with torch's own switch off: an
+    example size 0/1 on a dynamic dim stays symbolic and sizes get no ``>= 2`` default
+    range (the boundary re-trace of :mod:`export.zero_one`).
+
+    Yields the list of ShapeEnvs torch creates meanwhile, in creation order. One export
+    may create several (``torch.cond`` in non-strict mode traces its branches with
+    dynamo, which builds its own; dynamo restarts); :func:`shape_env_of` finds the one
+    behind the resulting program. Routed exports are serialized process-wide (see
+    :func:`install_shape_env_class`); a ShapeEnv another thread builds meanwhile (a plain
+    ``torch.export.export`` there) gets no decider, i.e. torch's vanilla behaviour.
+
+    >>> with route_shape_env(BaseDecider()) as envs:  # doctest: +SKIP
+    ...     ep = torch.export.export(model, args, dynamic_shapes=shapes)
+    """
+    created: list[RoutingShapeEnv] = []
+    owner = threading.get_ident()
+
+    def __init__(self: RoutingShapeEnv, *args: Any, **kwargs: Any) -> None:
+        if not specialize_zero_one:
+            kwargs["specialize_zero_one"] = False
+        cls.__init__(self, *args, **kwargs)
+        if threading.get_ident() != owner:
+            return  # another thread's plain torch.export meanwhile: vanilla (decider None)
+        self.decider = decider
+        created.append(self)
+        attach = getattr(decider, "attach", None)
+        if attach is not None and attach(self) is False:
+            self.decider = None  # the decider declined this env (e.g. a nested dynamo trace)
+
+    bound = type(f"Routed{cls.__name__}", (cls,), {"__init__": __init__, "__module__": __name__})
+    with install_shape_env_class(bound):
+        yield created

@@ -25,7 +25,7 @@ import keyword
 import math
 import re
 import zipfile
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import IO, Any
 
 import sympy
@@ -33,7 +33,7 @@ import torch
 
 from export.errors import ArchiveError
 
-__all__ = ["read_archive", "checked_archive", "check_expression", "decode_extra", "EXTRA_VERSION"]
+__all__ = ["read_archive", "checked_archive", "check_expression", "decode_extra", "first_line", "EXTRA_VERSION"]
 
 EXTRA_VERSION = 1
 """Version of ``extra/symshape.json``; files without a version are version 1."""
@@ -114,7 +114,7 @@ def _members(data: bytes, name: str) -> dict[str, bytes]:
                 raise ArchiveError(f"{name}: damaged archive: duplicate member names")
             return {i.filename: z.read(i) for i in infos if not i.is_dir()}
     except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, ValueError, NotImplementedError) as e:
-        raise ArchiveError(f"{name}: not a .pt2 archive ({_first_line(e) or 'not a zip file'})") from None
+        raise ArchiveError(f"{name}: not a .pt2 archive ({first_line(e) or 'not a zip file'})") from None
     except OSError as e:
         raise ArchiveError(f"{name}: damaged archive: {e}") from None
 
@@ -148,7 +148,7 @@ def _check_safe_pickle(payload: bytes, where: str) -> None:
         torch.load(io.BytesIO(payload), weights_only=True)
     except Exception as e:  # noqa: BLE001 - whatever the safe unpickler refuses, we refuse
         lines = [ln.strip() for ln in str(e).splitlines() if "GLOBAL" in ln or "Unsupported" in ln]
-        why = lines[0] if lines else _first_line(e)
+        why = lines[0] if lines else first_line(e)
         raise ArchiveError(f"{where}: holds Python objects beyond tensors, which symshape does not "
                            f"unpickle ({why[:160]})") from None
 
@@ -175,16 +175,24 @@ def _expr_strs(node: Any) -> Iterator[Any]:
             stack.extend(item)
 
 
-def _json(payload: bytes, where: str) -> Any:
+def _json(payload: bytes | str, where: str, parse_constant: Callable[[str], Any] | None = None) -> Any:
     try:
-        return json.loads(payload)
+        return json.loads(payload, parse_constant=parse_constant)
     except (ValueError, RecursionError) as e:
-        raise ArchiveError(f"{where}: not valid JSON ({_first_line(e)[:120]})") from None
+        raise ArchiveError(f"{where}: not valid JSON ({first_line(e, 120)})") from None
 
 
-def _first_line(e: BaseException) -> str:
+def first_line(e: BaseException, limit: int | None = None) -> str:
+    """The first line of ``e``'s message (its type's name when it has none), cut to ``limit``
+    characters: how a refused file's error is worded in one line (here and in ``symshape replay``).
+
+    >>> first_line(ValueError("Expecting value: line 1\\n(char 0)")), first_line(RecursionError())
+    ('Expecting value: line 1', 'RecursionError')
+    >>> first_line(ValueError("x" * 50), limit=8)
+    'xxxxxxxx'
+    """
     lines = str(e).strip().splitlines()
-    return lines[0] if lines else type(e).__name__
+    return (lines[0] if lines else type(e).__name__)[:limit]
 
 
 # -- expressions ------------------------------------------------------------------------
@@ -321,10 +329,7 @@ def decode_extra(text: str, name: str) -> tuple[list[tuple[tuple[str, int], tupl
     export.errors.ArchiveError: m.pt2: extra/symshape.json: report: expected an object, got list
     """
     where = f"{name}: extra/symshape.json"
-    try:
-        data = json.loads(text, parse_constant=_no_constant)
-    except (ValueError, RecursionError) as e:
-        raise ArchiveError(f"{where}: not valid JSON ({_first_line(e)[:120]})") from None
+    data = _json(text, where, parse_constant=_no_constant)
     try:
         return _decode(data)
     except _Bad as e:

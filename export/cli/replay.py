@@ -16,6 +16,7 @@ import sys
 import zipfile
 from typing import Any, TextIO
 
+from export.archive import first_line
 from export.cli.analysis import INPUT_DIM, range_text
 from export.cli.args import UsageError
 from export.errors import ExportError
@@ -23,6 +24,9 @@ from export.program import load
 from solver import SolverError, replay
 
 __all__ = ["run_replay"]
+
+_MESSAGE_CHARS = 300
+"""A refused input's error message is cut to this many characters (one line)."""
 
 
 def _load_problem(path: str) -> Any:
@@ -49,7 +53,7 @@ def _program_problem(path: str) -> str:
         with contextlib.redirect_stderr(io.StringIO()):
             ep = load(path)
     except ExportError as e:
-        raise UsageError(f"{path}: cannot load the exported program: {_one_line(e)}") from None
+        raise UsageError(f"{path}: cannot load the exported program: {first_line(e, _MESSAGE_CHARS)}") from None
     report = getattr(ep, "symshape", None)
     if report is None or not report.problem:
         raise UsageError(f"{path}: this .pt2 carries no symshape problem (was it saved by symshape?)")
@@ -60,12 +64,7 @@ def _problem_text(text: str, what: str) -> Any:
     try:
         return json.loads(text)
     except (ValueError, RecursionError) as e:
-        raise UsageError(f"{what}: not JSON: {_one_line(e)}") from None
-
-
-def _one_line(e: BaseException) -> str:
-    lines = str(e).strip().splitlines()
-    return (lines[0] if lines else type(e).__name__)[:300]
+        raise UsageError(f"{what}: not JSON: {first_line(e, _MESSAGE_CHARS)}") from None
 
 
 def run_replay(args: argparse.Namespace, out: TextIO) -> int:
@@ -75,7 +74,7 @@ def run_replay(args: argparse.Namespace, out: TextIO) -> int:
         answers = replay(problem)
     except (SolverError, ValueError, TypeError, KeyError, RecursionError, OverflowError) as e:
         # a problem the solver refuses (damaged, hostile): the user's input, not a symshape bug
-        raise UsageError(f"{args.file}: {_one_line(e)}") from None
+        raise UsageError(f"{args.file}: {first_line(e, _MESSAGE_CHARS)}") from None
     if args.json:
         print(json.dumps(answers, indent=2), file=out)
         return 0

@@ -193,7 +193,9 @@ class Decider(Protocol):
     symbolic ``expr``, with example ``value``),
     ``on_replacement(symbol, expr, reason) -> None`` (torch unified a symbol) and
     ``on_constraint_violation(message) -> bool`` (True suppresses torch's own
-    "Constraints violated" / forced-specialization error; the bridge must report).
+    "Constraints violated" / forced-specialization error; the bridge must report) and
+    ``on_neutral(expr, hint, api) -> bool`` (True: answer the example value ``hint``
+    with no guard recorded, because either answer yields a right program).
     """
 
     def on_guard(self, expr: sympy.Basic, hint: bool | None, api: str) -> bool | None:
@@ -369,6 +371,10 @@ class RoutingShapeEnv(ShapeEnv):
                 )
             return vanilla()
         hint_b = None if value is None else bool(value)
+        if hint_b is not None:
+            neutral = getattr(decider, "on_neutral", None)
+            if neutral is not None and neutral(orig_expr, hint_b, api):
+                return _bool_answer(hint_b)  # the example's answer, no guard: either answer is right
         answer = decider.on_guard(orig_expr, hint_b, api)
         if answer is None:
             return vanilla()

@@ -20,7 +20,7 @@ import sympy
 from export import _torch_compat as tc
 from export.errors import ConstraintViolationError, DataDependentError, ExportError
 from export.fixspec import FixedSpec, apply_fixes
-from export.floor_policy import floor_policy
+from export.floor_policy import is_floor
 from export.inputs import Inputs
 from export.provenance import UserFrame, is_user_file
 from export.render import plain_words, render_checks, render_classic, render_modern
@@ -28,7 +28,6 @@ from export.probe import probe_specializations, without_dims
 from export.spec import Spec, torch_dynamic_shapes
 from export.value_reads import ValueRead, size_read
 from export.trace import FLOOR_OP, POSITIVE_OP, SPECIALIZED_OP, Trace
-from export.zero_one import zero_one
 from shapes.spec import InputDim
 from shapes.printing import to_python
 from shapes.relation import is_relation
@@ -344,10 +343,19 @@ def _json(trace: Trace) -> str | None:
         return None
 
 
+def _fix_fact(trace: Trace, fact: Fact) -> bool:
+    """Whether a fact of the trace belongs in the fix: a fact about input dims, but never
+    torch's ``>= 2`` trace assumption (a floor is no user obligation: the re-export decides,
+    from its own evidence, whether its program keeps it as a run-time range) nor a 0/1
+    specialization (reported apart)."""
+    if is_floor(fact) or (fact.reason.op or "").startswith(SPECIALIZED_OP):
+        return False
+    return trace.is_about_inputs(fact)
+
+
 def _fixes(trace: Trace, retry: Retry | None) -> SuggestedFixes:
     inputs = trace.inputs
-    policy = floor_policy(trace, zero_one(trace).covered)  # no min=2 for floors the site table covers
-    solver = trace.solver.replica(kinds=("spec", "guard", "trace_assumption"), keep=policy.about_inputs)
+    solver = trace.solver.replica(kinds=("spec", "guard", "trace_assumption"), keep=lambda f: _fix_fact(trace, f))
     records = suggest(solver)
     fixed = apply_fixes(trace, records)
     passed = False

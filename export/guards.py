@@ -25,7 +25,7 @@ from export.convert import to_shapes
 from export.errors import UnsupportedGuardError
 from export.inputs import Inputs
 from export.provenance import UserFrame, is_user_file, user_frame
-from export.sites import RawSite, asking_site, resolve
+from export.sites import RawSite, Site, asking_site, justification, resolve
 from export.spec import Spec
 from export.trace import FLOOR_OP, POSITIVE_OP, SPECIALIZED_OP, Trace, TraceStats, frozen_map
 from shapes.printing import to_python
@@ -38,6 +38,38 @@ __all__ = ["SolverBridge", "dim_symbol_name", "dim_expressible"]
 
 _SOFT_APIS = frozenset({"guard_or_false", "guard_or_true", "guard_size_oblivious"})
 """torch's 0/1-safe queries: the branch they take is valid whether or not a size is 0 or 1."""
+
+
+_NEUTRAL_APIS: dict[str, bool | None] = {"guard_bool": None, "guard_or_false": False, "guard_or_true": True}
+"""The queries :meth:`SolverBridge.on_neutral` may answer, with torch's fallback answer (None: none)."""
+
+
+def zero_one_question(rel: sympy.Basic, answer: bool) -> bool:
+    """Whether ``rel`` answered ``answer`` says that a size ``e`` (not a constant) is not 0
+    or 1: ``e == 0``/``e == 1`` answered False, ``e != 0``/``e != 1`` answered True (or an
+    ``And``/``Or`` of such questions).
+
+    >>> e = sympy.floor(sympy.Symbol("n", integer=True) / 4)
+    >>> zero_one_question(sympy.Eq(e, 1), False), zero_one_question(sympy.Eq(e, 2), False)
+    (True, False)
+    >>> zero_one_question(sympy.Ne(e, 1), False), zero_one_question(sympy.And(sympy.Eq(e, 1), sympy.Eq(e + 1, 1)), False)
+    (False, True)
+    """
+    if isinstance(rel, (sympy.And, sympy.Or)):  # torch's sym_and / sym_or of such questions
+        return all(zero_one_question(arg, answer) for arg in rel.args)
+    if not isinstance(rel, sympy.Eq if not answer else sympy.Ne):
+        return False
+    zero_one = (sympy.Integer(0), sympy.Integer(1))
+    return any(b in zero_one and bool(a.free_symbols) for a, b in ((rel.lhs, rel.rhs), (rel.rhs, rel.lhs)))
+
+
+def _on_a_dim(rel: sympy.Basic, dims: Iterable[sympy.Expr]) -> bool:
+    """Whether every 0/1 question in ``rel`` is about a dim's own symbol (not a derived or
+    intermediate size such as ``x.size(1) // 4``)."""
+    if isinstance(rel, (sympy.And, sympy.Or)):
+        return all(_on_a_dim(arg, dims) for arg in rel.args)
+    known = set(dims)
+    return any(side in known for side in (rel.lhs, rel.rhs))
 
 
 _CHECK_LINE = re.compile(r"^\s*torch\._check(_with)?\(")
@@ -126,6 +158,7 @@ class SolverBridge(tc.BaseDecider):
         self._answers: dict[sympy.Basic, bool] = {}  # hard question -> its answer
         self._user_checks: set[sympy.Basic] = set()  # questions a user's torch._check asked
         self._converted: dict[sympy.Basic, sympy.Basic | None] = {}
+        self._neutral: dict[sympy.Basic, set[Site]] = {}  # 0/1 question -> neutral sites (no fact)
         self._declare_spec()
 
     # -- the end of tracing ---------------------------------------------------------------------
@@ -148,7 +181,8 @@ class SolverBridge(tc.BaseDecider):
             frozenset(self._hard), frozenset(self._became_fact), tuple(self._zero_one_notes),
             frozen_map({**self._origins_from_torch(), **self._unbacked_origins}), tuple(self._torch_reports),
             frozen_map({rel: frozenset(resolve(r) for r in raw) for rel, raw in self._sites.items()}),
-            frozen_map(self._answers), tuple(self._branch_notes))
+            frozen_map(self._answers), tuple(self._branch_notes),
+            frozen_map({rel: frozenset(sites) for rel, sites in self._neutral.items()}))
 
     def _origins_from_torch(self) -> dict[sympy.Symbol, UserFrame]:
         """Where torch recorded the unbacked symbols the bridge saw no user frame for."""
@@ -306,6 +340,32 @@ class SolverBridge(tc.BaseDecider):
             return answer
         finally:
             self._counts.seconds += time.perf_counter() - start
+
+    def on_neutral(self, expr: sympy.Basic, hint: bool | None, api: str) -> bool:
+        """Whether a question that a size is not 0 or 1 (:func:`zero_one_question`), which
+        the facts leave open, is answered by its example value with no fact and no torch
+        guard: only when the place that asked it is in the table of value-neutral torch
+        places (:mod:`export.sites`: either answer computes the same values there) and, for
+        a 0/1-safe query, the answer is torch's own fallback. Recorded in the trace's
+        ``neutral``; anything else is decided as a guard. A dim's own 0/1 that the ``>= 2``
+        floor decides takes the usual path (:mod:`export.zero_one` judges it); this drops
+        the ``!= 1`` a trace would otherwise put on a derived or intermediate size
+        (``x.size(1) // 4``), whether a fact, a floor or nothing decides it."""
+        if hint is None or api not in _NEUTRAL_APIS or hint is not _NEUTRAL_APIS[api] is not None:
+            return False
+        rel = self._convert(expr)
+        if rel is None or not zero_one_question(rel, hint):
+            return False
+        if _on_a_dim(rel, self._sym_map.values()) and self._solver.decide(rel) is not Truth.UNKNOWN:
+            return False  # a dim's own 0/1: decided by its floor (torch knows it: no guard), judged by export.zero_one
+        raw, _ = asking_site(sys._getframe(1))
+        site = resolve(raw) if raw is not None else None
+        if site is None or justification(site) is None:
+            return False
+        self._counts.asked += 1
+        self._counts.routed += 1
+        self._neutral.setdefault(rel, set()).add(site)
+        return True
 
     def _note_site(self, rel: sympy.Basic, answer: bool) -> RawSite | None:
         """Record which site asked the hard question ``rel`` (a short frame walk, see

@@ -63,15 +63,6 @@ def zero_one_question(rel: sympy.Basic, answer: bool) -> bool:
     return any(b in zero_one and bool(a.free_symbols) for a, b in ((rel.lhs, rel.rhs), (rel.rhs, rel.lhs)))
 
 
-def _on_a_dim(rel: sympy.Basic, dims: Iterable[sympy.Expr]) -> bool:
-    """Whether every 0/1 question in ``rel`` is about a dim's own symbol (not a derived or
-    intermediate size such as ``x.size(1) // 4``)."""
-    if isinstance(rel, (sympy.And, sympy.Or)):
-        return all(_on_a_dim(arg, dims) for arg in rel.args)
-    known = set(dims)
-    return any(side in known for side in (rel.lhs, rel.rhs))
-
-
 _CHECK_LINE = re.compile(r"^\s*torch\._check(_with)?\(")
 """A line that is a ``torch._check`` call: the questions Python asks while evaluating its
 argument (``max(a, b)`` compares) belong to the user's assertion too. The check itself is
@@ -347,17 +338,18 @@ class SolverBridge(tc.BaseDecider):
         guard: only when the place that asked it is in the table of value-neutral torch
         places (:mod:`export.sites`: either answer computes the same values there) and, for
         a 0/1-safe query, the answer is torch's own fallback. Recorded in the trace's
-        ``neutral``; anything else is decided as a guard. A dim's own 0/1 that the ``>= 2``
-        floor decides takes the usual path (:mod:`export.zero_one` judges it); this drops
-        the ``!= 1`` a trace would otherwise put on a derived or intermediate size
-        (``x.size(1) // 4``), whether a fact, a floor or nothing decides it."""
+        ``neutral``; anything else is decided as a guard. A question on plain dims that the
+        facts (with the ``>= 2`` floor) decide takes the usual path (:mod:`export.zero_one`
+        judges it); this drops the ``!= 1`` a trace would otherwise put on a derived or
+        intermediate size (``x.size(1) // 4``), and torch's guard for what the floor of a
+        derived dim's root decides."""
         if hint is None or api not in _NEUTRAL_APIS or hint is not _NEUTRAL_APIS[api] is not None:
             return False
         rel = self._convert(expr)
         if rel is None or not zero_one_question(rel, hint):
             return False
-        if _on_a_dim(rel, self._sym_map.values()) and self._solver.decide(rel) is not Truth.UNKNOWN:
-            return False  # a dim's own 0/1: decided by its floor (torch knows it: no guard), judged by export.zero_one
+        if rel.free_symbols <= self._plain_dims() and self._solver.decide(rel) is not Truth.UNKNOWN:
+            return False  # decided on plain dims (torch knows their floor: no guard); export.zero_one judges it
         raw, _ = asking_site(sys._getframe(1))
         site = resolve(raw) if raw is not None else None
         if site is None or justification(site) is None:
@@ -366,6 +358,18 @@ class SolverBridge(tc.BaseDecider):
         self._counts.routed += 1
         self._neutral.setdefault(rel, set()).add(site)
         return True
+
+    def _plain_dims(self) -> set[sympy.Basic]:
+        """The symbols of input dims declared as a plain dim (not derived, ``4 * _n``): torch
+        keeps their ``>= 2`` floor in its own ranges, so it records no guard for what the
+        floor decides; for a derived dim the floor sits on the root, where torch's static
+        evaluation of the derived size does not see it."""
+        out: set[sympy.Basic] = set()
+        for d, sym in self._dim_syms.items():
+            decl = self._spec.decl(d)
+            if decl is None or decl.expr is None or isinstance(decl.expr, sympy.Symbol):
+                out.add(sym)
+        return out
 
     def _note_site(self, rel: sympy.Basic, answer: bool) -> RawSite | None:
         """Record which site asked the hard question ``rel`` (a short frame walk, see

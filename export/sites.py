@@ -80,7 +80,6 @@ NEUTRAL_SITES: Mapping[tuple[str, str, str], str] = MappingProxyType({
         "the fake convolution picks a backend only to choose its output's memory format (strides); "
         "the graph records aten.convolution, whose real kernel selects its backend from the real sizes",
     (_PRIMS, "_broadcast_in_dim_meta", "if guard_or_false(a.shape[original_idx] == 1):"): _BROADCAST_STRIDE,
-    (_PRIMS, "_broadcast_in_dim_meta", "if guard_or_true(shape[idx] != 1):"): _BROADCAST_STRIDE,
     (_PRIMS, "_collapse_view_helper", "if shape[idx] != 1:"):
         "the stride of a collapsed view skips size-1 dims; a size-1 dim's stride never locates an element",
     (_COMMON, "check_contiguous_sizes_strides", "if maybe_guard_or_false(x == 1):"):

@@ -20,13 +20,14 @@ import sympy
 from export import _torch_compat as tc
 from export.errors import ConstraintViolationError, DataDependentError, ExportError
 from export.fixspec import FixedSpec, apply_fixes
-from export.floor_policy import is_floor
+from export.floor_policy import floor_policy, is_floor
 from export.inputs import Inputs
 from export.provenance import UserFrame, is_user_file
 from export.render import plain_words, render_checks, render_classic, render_modern
 from export.probe import probe_specializations, without_dims
 from export.spec import Spec, torch_dynamic_shapes
 from export.value_reads import ValueRead, size_read
+from export.zero_one import zero_one
 from export.trace import FLOOR_OP, POSITIVE_OP, SPECIALIZED_OP, Trace
 from shapes.spec import InputDim
 from shapes.printing import to_python
@@ -279,7 +280,10 @@ def _input_dim_named(trace: Trace, spec: Solver, root: sympy.Symbol) -> str | No
 
 def _words(trace: Trace, rel: sympy.Basic, names: Mapping[sympy.Symbol, str]) -> str:
     try:
-        return plain_words(trace.solver.simplify(rel), names)
+        simple = trace.solver.simplify(rel)
+        if isinstance(simple, sympy.logic.boolalg.BooleanAtom):  # true given the other facts: say it as asked
+            return _plain(rel, names)
+        return plain_words(simple, names)
     except Exception:  # noqa: BLE001 - a message must never fail the export
         return _plain(rel, names)
 
@@ -407,11 +411,20 @@ def _fix_fact(trace: Trace, fact: Fact) -> bool:
     return trace.is_about_inputs(fact)
 
 
+def _suggested(trace: Trace, keep: Callable[[Fact], bool]) -> tuple[Fixes, FixedSpec]:
+    """The solver's fixes for the trace's facts that ``keep`` accepts, and the spec they give."""
+    records = suggest(trace.solver.replica(kinds=("spec", "guard", "trace_assumption"), keep=keep))
+    return records, apply_fixes(trace, records)
+
+
 def _fixes(trace: Trace, retry: Retry | None) -> SuggestedFixes:
     inputs = trace.inputs
-    solver = trace.solver.replica(kinds=("spec", "guard", "trace_assumption"), keep=lambda f: _fix_fact(trace, f))
-    records = suggest(solver)
-    fixed = apply_fixes(trace, records)
+    records, fixed = _suggested(trace, lambda f: _fix_fact(trace, f))
+    if fixed.checks:  # a fact only the floor implies: the floors the site table leaves, if that says it with a Dim
+        policy = floor_policy(trace, zero_one(trace).covered)
+        floored = _suggested(trace, policy.about_inputs)
+        if len(floored[1].checks) < len(fixed.checks):
+            records, fixed = floored
     passed = False
     for _ in range(3):
         if retry is None:

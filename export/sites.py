@@ -80,11 +80,24 @@ NEUTRAL_SITES: Mapping[tuple[str, str, str], str] = MappingProxyType({
         "the fake convolution picks a backend only to choose its output's memory format (strides); "
         "the graph records aten.convolution, whose real kernel selects its backend from the real sizes",
     (_PRIMS, "_broadcast_in_dim_meta", "if guard_or_false(a.shape[original_idx] == 1):"): _BROADCAST_STRIDE,
+    (_FAKE_IMPLS, "convert", "t = t.to(memory_format=mem_fmt)"):
+        "the fake convolution gives its output the expected memory format (strides only; a tensor of "
+        "0 or 1 elements has every format); the graph records aten.convolution, not this conversion",
+    (_COMMON, "are_strides_like_channels_last_or_false", "if guard_or_true(strides[d] < min):"):
+        "memory-format detection from strides (is the layout channels-last?): it only picks the "
+        "strides of an output, never a value",
+    (_COMMON, "is_contiguous", "if maybe_guard_or_false(a.numel() < 2):"):
+        "contiguity: a tensor of fewer than 2 elements is contiguous whatever its strides; the "
+        "answer only chooses the contiguity flag (metadata), never a value",
     (_PRIMS, "_collapse_view_helper", "if shape[idx] != 1:"):
         "the stride of a collapsed view skips size-1 dims; a size-1 dim's stride never locates an element",
     (_COMMON, "check_contiguous_sizes_strides", "if maybe_guard_or_false(x == 1):"):
         "contiguity: a size-1 dim's stride is skipped when checking contiguous strides; the answer "
         "only chooses the contiguity flag (metadata), never a value",
+    (_COMMON, "check_contiguous_sizes_strides",
+     "if maybe_guard_or_true(y != expected_stride) and maybe_guard_or_true("):
+        "contiguity: whether a stride differs from the contiguous one; the answer only chooses the "
+        "contiguity flag (metadata), never a value",
     (_FAKE, "_get_output_tensor_from_cache_entry", "empty.set_(storage, storage_offset, shape, stride)"):
         "the fake-tensor cache re-creates a cached output's metadata (guards suppressed by torch); "
         "no op is recorded and no value computed",

@@ -24,6 +24,7 @@ from export.floor_policy import floor_policy, is_floor
 from export.inputs import Inputs
 from export.provenance import UserFrame, is_user_file
 from export.render import plain_words, render_checks, render_classic, render_modern
+from export.render_words import congruence_words
 from export.probe import probe_specializations, without_dims
 from export.spec import Spec, torch_dynamic_shapes
 from export.value_reads import ValueRead, size_read
@@ -34,7 +35,7 @@ from shapes.printing import to_python
 from shapes.relation import is_relation
 from shapes.spec import dynamic_dim as classic_dim
 from shapes.expr import FloorDiv
-from solver import Fact, Fixes, Reason, Solver, SolverError, SpecializeFix, Truth, suggest, to_json
+from solver import Fact, Fixes, Solver, SpecializeFix, Truth, suggest, to_json
 from shapes.affine import Affine, linear_terms
 
 __all__ = ["Cause", "SuggestedFixes", "blocking_violations", "causes_of", "violation_error", "data_dependent_error"]
@@ -220,62 +221,12 @@ def causes_of(facts: list[Fact], trace: Trace) -> tuple[Cause, ...]:
                     f"on a dim declared dynamic; use an example of size >= 2")
             out.append(Cause(dims, origin, None, text, SPECIALIZED, tuple(fs)))
             continue
-        words = "; ".join(dict.fromkeys(_cause_words(trace, fs, names)))
+        periodic = [f for f in fs if f.rel.has(FloorDiv, sympy.Mod)]
+        said = congruence_words(trace, periodic) if periodic else None
+        rest = fs if said is None else [f for f in fs if f not in periodic]
+        words = "; ".join(dict.fromkeys((said or []) + [_words(trace, f.rel, names) for f in rest]))
         out.append(Cause(dims, origin, first.reason.op, words, "guard", tuple(fs)))
     return tuple(out)
-
-
-def _cause_words(trace: Trace, facts: list[Fact], names: Mapping[sympy.Symbol, str]) -> list[str]:
-    """The words of one cause's facts: those with floor divisions or remainders said as the
-    congruences they amount to (``x.size(1) must be divisible by 2``) when the solver proves
-    them equivalent under the spec, the others one by one."""
-    periodic = [f for f in facts if f.rel.has(FloorDiv, sympy.Mod)]
-    said = _congruence_words(trace, periodic) if periodic else None
-    if said is None:
-        return [_words(trace, f.rel, names) for f in facts]
-    return said + [_words(trace, f.rel, names) for f in facts if f not in periodic]
-
-
-def _congruence_words(trace: Trace, facts: list[Fact]) -> list[str] | None:
-    """``facts`` said as congruences of input dims, or None: the congruences the solver
-    derives from the spec (with sizes >= 1) plus ``facts`` (beyond the spec's own), provided
-    they imply every fact back (an equivalence, not a consequence) and each is about a class
-    with an input dim equal to its root (``x.size(1) % 4 must be 3``)."""
-    kinds = ("spec", "trace_assumption")
-    try:
-        spec = trace.solver.replica(kinds=kinds, keep=_positive)
-        before = set(spec.congruences())
-        found = trace.solver.replica(kinds=kinds, keep=_positive, extra=tuple((f.rel, f.reason) for f in facts))
-        new = [c for c in found.congruences() if c not in before]
-        if not new:
-            return None
-        back = trace.solver.replica(kinds=kinds, keep=_positive, extra=tuple(
-            (sympy.Eq(sympy.Mod(root, m), r), Reason("guard", f"{root} % {m} == {r}", None, None))
-            for root, m, r in new))
-        if any(back.decide(f.rel) is not Truth.TRUE for f in facts):
-            return None
-        words = []
-        for root, m, r in new:
-            shown = _input_dim_named(trace, spec, root)
-            if shown is None:
-                return None
-            words.append(f"{shown} must be divisible by {m}" if r == 0 else f"{shown} % {m} must be {r}")
-        return words
-    except SolverError:
-        return None
-
-
-def _positive(fact: Fact) -> bool:
-    """The spec's facts and torch's sizes-are-positive assumption (no ``>= 2`` floor)."""
-    return fact.reason.kind == "spec" or fact.reason.op == POSITIVE_OP
-
-
-def _input_dim_named(trace: Trace, spec: Solver, root: sympy.Symbol) -> str | None:
-    """The name of an input dim equal to ``root`` under the spec (``x.size(1)``), or None."""
-    for d, sym in sorted(trace.dim_syms.items(), key=lambda kv: str(kv[0])):
-        if spec.root_of(sym) == spec.root_of(root) and spec.decide(sympy.Eq(sym, root)) is Truth.TRUE:
-            return trace.names.get(sym, str(d))
-    return None
 
 
 def _words(trace: Trace, rel: sympy.Basic, names: Mapping[sympy.Symbol, str]) -> str:

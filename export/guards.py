@@ -25,6 +25,7 @@ from export.convert import to_shapes
 from export.errors import UnsupportedGuardError
 from export.inputs import Inputs
 from export.provenance import UserFrame, is_user_file, user_frame
+from export.neutral import NEUTRAL_APIS, QUESTION_TYPES, unnormalized, zero_one_question
 from export.sites import RawSite, Site, asking_site, justification, resolve
 from export.spec import Spec
 from export.trace import FLOOR_OP, POSITIVE_OP, SPECIALIZED_OP, Trace, TraceStats, frozen_map
@@ -38,64 +39,6 @@ __all__ = ["SolverBridge", "dim_symbol_name", "dim_expressible"]
 
 _SOFT_APIS = frozenset({"guard_or_false", "guard_or_true", "guard_size_oblivious"})
 """torch's 0/1-safe queries: the branch they take is valid whether or not a size is 0 or 1."""
-
-
-_NEUTRAL_APIS: dict[str, bool | None] = {"guard_bool": None, "guard_or_false": False, "guard_or_true": True}
-"""The queries :meth:`SolverBridge.on_neutral` may answer, with torch's fallback answer (None: none)."""
-
-
-_QUESTION_TYPES = (sympy.Eq, sympy.Ne, sympy.Lt, sympy.Le, sympy.Gt, sympy.Ge, sympy.And, sympy.Or)
-
-
-def zero_one_question(rel: sympy.Basic, answer: bool) -> bool:
-    """Whether ``rel`` answered ``answer`` says that a size ``e`` (not a constant) is not 0
-    or 1: it then reads ``e != 0``, ``e != 1``, ``e > 1`` or ``e >= 2`` (``e == 1`` answered
-    False, ``1 < e`` answered True, ``e < 2`` answered False, ...), or is an ``And``/``Or``
-    of such questions.
-
-    >>> e = sympy.floor(sympy.Symbol("n", integer=True) / 4)
-    >>> zero_one_question(sympy.Eq(e, 1), False), zero_one_question(sympy.Eq(e, 2), False)
-    (True, False)
-    >>> zero_one_question(sympy.Ne(e, 1), False), zero_one_question(sympy.And(sympy.Eq(e, 1), sympy.Eq(e + 1, 1)), False)
-    (False, True)
-    >>> zero_one_question(sympy.Lt(1, e), True), zero_one_question(sympy.Lt(e, 2), False), zero_one_question(sympy.Lt(e, 3), False)
-    (True, True, False)
-    """
-    if isinstance(rel, (sympy.And, sympy.Or)):  # torch's sym_and / sym_or of such questions
-        return all(zero_one_question(arg, answer) for arg in rel.args)
-    if not isinstance(rel, (sympy.Eq, sympy.Ne, sympy.Lt, sympy.Le, sympy.Gt, sympy.Ge)):
-        return False
-    said = rel if answer else _negated(rel)
-    for e, c, flip in ((said.lhs, said.rhs, False), (said.rhs, said.lhs, True)):
-        if not (c.is_Integer and e.free_symbols):
-            continue
-        kind = type(said)
-        if flip:  # c op e: read it as e op' c
-            kind = {sympy.Lt: sympy.Gt, sympy.Le: sympy.Ge, sympy.Gt: sympy.Lt, sympy.Ge: sympy.Le}.get(kind, kind)
-        return (kind is sympy.Ne and int(c) in (0, 1)) or (kind is sympy.Gt and int(c) == 1) or \
-            (kind is sympy.Ge and int(c) == 2)
-    return False
-
-
-def _unnormalized(rel: sympy.Basic) -> sympy.Basic:
-    """The solver's normal form ``e + k op 0`` read back as ``e op -k`` (``Ne(b - 1, 0)`` is
-    ``b != 1``), so that :func:`zero_one_question` sees which constant ``e`` is compared with.
-
-    >>> b = sympy.Symbol("b", integer=True)
-    >>> _unnormalized(sympy.Ne(b - 1, 0)), _unnormalized(sympy.Ge(b - 2, 0))
-    (Ne(b, 1), b >= 2)
-    """
-    if not isinstance(rel, (sympy.Eq, sympy.Ne, sympy.Ge)) or rel.rhs != 0:
-        return rel
-    const, rest = rel.lhs.as_coeff_Add()
-    return type(rel)(rest, -const, evaluate=False)
-
-
-def _negated(rel: sympy.Basic) -> sympy.Basic:
-    """The relation that holds when ``rel`` does not, of the same operands."""
-    other = {sympy.Eq: sympy.Ne, sympy.Ne: sympy.Eq, sympy.Lt: sympy.Ge, sympy.Ge: sympy.Lt,
-             sympy.Le: sympy.Gt, sympy.Gt: sympy.Le}[type(rel)]
-    return other(rel.lhs, rel.rhs, evaluate=False)
 
 
 _CHECK_LINE = re.compile(r"^\s*torch\._check(_with)?\(")
@@ -185,6 +128,7 @@ class SolverBridge(tc.BaseDecider):
         self._user_checks: set[sympy.Basic] = set()  # questions a user's torch._check asked
         self._converted: dict[sympy.Basic, sympy.Basic | None] = {}
         self._neutral: dict[sympy.Basic, set[Site]] = {}  # 0/1 question -> neutral sites (no fact)
+        self._neutral_memo: dict[tuple[sympy.Basic, bool, RawSite], bool] = {}
         self._declare_spec()
 
     # -- the end of tracing ---------------------------------------------------------------------
@@ -378,23 +322,35 @@ class SolverBridge(tc.BaseDecider):
         judges it); this drops the ``!= 1`` a trace would otherwise put on a derived or
         intermediate size (``x.size(1) // 4``), and torch's guard for what the floor of a
         derived dim's root decides."""
-        if hint is None or api not in _NEUTRAL_APIS or hint is not _NEUTRAL_APIS[api] is not None:
+        if hint is None or api not in NEUTRAL_APIS:
             return False
+        fallback = NEUTRAL_APIS[api]
+        if fallback is not None and hint is not fallback:
+            return False  # a 0/1-safe query answered against its fallback: a decision the trace relies on
         rel = self._convert(expr)
-        if rel is None or not isinstance(rel, _QUESTION_TYPES):
+        if rel is None or not isinstance(rel, QUESTION_TYPES):
             return False
-        if rel.free_symbols <= self._plain_dims() and self._solver.decide(rel) is not Truth.UNKNOWN:
-            return False  # decided on plain dims (torch knows their floor: no guard); export.zero_one judges it
         raw, _ = asking_site(sys._getframe(1))
-        site = resolve(raw) if raw is not None else None
-        if site is None or justification(site) is None:
+        if raw is None:
             return False
-        if not (zero_one_question(rel, hint) or zero_one_question(_unnormalized(self._solver.simplify(rel)), hint)):
-            return False  # (the solver's form: a*b == a is b == 1 when a >= 1)
+        key = (rel, hint, raw)
+        if key not in self._neutral_memo:
+            self._neutral_memo[key] = self._is_neutral(rel, hint, raw)
+        if not self._neutral_memo[key]:
+            return False
         self._counts.asked += 1
         self._counts.routed += 1
-        self._neutral.setdefault(rel, set()).add(site)
+        self._neutral.setdefault(rel, set()).add(resolve(raw))
         return True
+
+    def _is_neutral(self, rel: sympy.Basic, hint: bool, raw: RawSite) -> bool:
+        """The test of :meth:`on_neutral` for one question asked at one place."""
+        if rel.free_symbols <= self._plain_dims() and self._solver.decide(rel) is not Truth.UNKNOWN:
+            return False  # decided on plain dims (torch knows their floor: no guard); export.zero_one judges it
+        if justification(resolve(raw)) is None:
+            return False
+        # the solver's form too: a*b == a is b == 1 when a >= 1
+        return zero_one_question(rel, hint) or zero_one_question(unnormalized(self._solver.simplify(rel)), hint)
 
     def _plain_dims(self) -> set[sympy.Basic]:
         """The symbols of input dims declared as a plain dim (not derived, ``4 * _n``): torch

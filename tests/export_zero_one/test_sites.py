@@ -28,6 +28,9 @@ _FUNCTIONS = {
     "infer_size": torch._subclasses.fake_impls.infer_size,
     "conv": torch._subclasses.fake_impls.conv,
     "_broadcast_in_dim_meta": torch._prims._broadcast_in_dim_meta,
+    "is_contiguous": torch._prims_common.is_contiguous,
+    "convert": torch._subclasses.fake_impls.conv,  # a closure inside conv
+    "are_strides_like_channels_last_or_false": torch._prims_common.are_strides_like_channels_last_or_false,
 }
 
 # (file suffix, function, line) -> a model whose export asks a floor-needing decision there
@@ -54,6 +57,12 @@ NEUTRAL_HITS = {
         "glu",
     ("torch/_subclasses/fake_impls.py", "conv", "conv_backend = torch._C._select_conv_backend("): "conv",
     ("torch/_prims/__init__.py", "_broadcast_in_dim_meta", "if guard_or_false(a.shape[original_idx] == 1):"): "conv",
+    ("torch/_prims_common/__init__.py", "is_contiguous", "if maybe_guard_or_false(a.numel() < 2):"): "downup",
+    ("torch/_subclasses/fake_impls.py", "convert", "t = t.to(memory_format=mem_fmt)"): "downup",
+    ("torch/_prims_common/__init__.py", "are_strides_like_channels_last_or_false",
+     "if guard_or_true(strides[d] < min):"): "downup",
+    ("torch/_prims_common/__init__.py", "check_contiguous_sizes_strides",
+     "if maybe_guard_or_true(y != expected_stride) and maybe_guard_or_true("): "patch",
 }
 
 
@@ -84,10 +93,35 @@ class _Conv(torch.nn.Module):
         return self.up1(self.up2(h2) + h1) + x
 
 
+class _DownUp(torch.nn.Module):
+    """x + upsample2x(conv_stride2(x)) (the corpus's down_up_even)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.down = torch.nn.Conv2d(1, 1, 3, stride=2, padding=1)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x + torch.nn.functional.interpolate(self.down(x), scale_factor=2.0, mode="nearest")
+
+
+class _Patch(torch.nn.Module):
+    """Patchify (conv k4 s4) plus a 16-token table (the corpus's patch_pos_product)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.patch = torch.nn.Conv2d(3, 8, 4, stride=4)
+        self.pos = torch.nn.Parameter(torch.randn(1, 16, 8))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.patch(x).flatten(2).transpose(1, 2) + self.pos
+
+
 NEUTRAL_MODELS = {
     "groups": (_Groups, (torch.randn(2, 16),), {"x": {1: Dim("n")}}),
     "glu": (_Glu, (torch.randn(3, 8),), {"x": {1: Dim("c")}}),
     "conv": (_Conv, (torch.randn(2, 4, 16),), {"x": {2: Dim("L", min=4, max=256)}}),
+    "downup": (_DownUp, (torch.randn(1, 1, 8, 8),), {"x": {2: Dim("h"), 3: Dim("w")}}),
+    "patch": (_Patch, (torch.randn(2, 3, 16, 16),), {"x": {0: Dim("B"), 2: Dim("H"), 3: Dim("W")}}),
 }
 
 MODELS = {

@@ -41,6 +41,11 @@ _SOFT_APIS = frozenset({"guard_or_false", "guard_or_true", "guard_size_oblivious
 """torch's 0/1-safe queries: the branch they take is valid whether or not a size is 0 or 1."""
 
 
+def _two_sided(rel: sympy.Basic) -> bool:
+    """An equality or disequality between two non-constant sides (``a*b == a``)."""
+    return isinstance(rel, (sympy.Eq, sympy.Ne)) and bool(rel.lhs.free_symbols) and bool(rel.rhs.free_symbols)
+
+
 _CHECK_LINE = re.compile(r"^\s*torch\._check(_with)?\(")
 """A line that is a ``torch._check`` call: the questions Python asks while evaluating its
 argument (``max(a, b)`` compares) belong to the user's assertion too. The check itself is
@@ -330,6 +335,8 @@ class SolverBridge(tc.BaseDecider):
         rel = self._convert(expr)
         if rel is None or not isinstance(rel, QUESTION_TYPES):
             return False
+        if not (zero_one_question(rel, hint) or _two_sided(rel)):
+            return False  # cheap first: only a 0/1 question, or an equality the solver may read as one
         raw, _ = asking_site(sys._getframe(1))
         if raw is None:
             return False

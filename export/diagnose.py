@@ -20,19 +20,21 @@ import sympy
 from export import _torch_compat as tc
 from export.errors import ConstraintViolationError, DataDependentError, ExportError
 from export.fixspec import FixedSpec, apply_fixes
-from export.floor_policy import floor_policy
+from export.floor_policy import floor_policy, is_floor
 from export.inputs import Inputs
 from export.provenance import UserFrame, is_user_file
 from export.render import plain_words, render_checks, render_classic, render_modern
+from export.render_words import congruence_words
 from export.probe import probe_specializations, without_dims
 from export.spec import Spec, torch_dynamic_shapes
 from export.value_reads import ValueRead, size_read
-from export.trace import FLOOR_OP, POSITIVE_OP, SPECIALIZED_OP, Trace
 from export.zero_one import zero_one
+from export.trace import FLOOR_OP, POSITIVE_OP, SPECIALIZED_OP, Trace
 from shapes.spec import InputDim
 from shapes.printing import to_python
 from shapes.relation import is_relation
 from shapes.spec import dynamic_dim as classic_dim
+from shapes.expr import FloorDiv
 from solver import Fact, Fixes, Solver, SpecializeFix, Truth, suggest, to_json
 from shapes.affine import Affine, linear_terms
 
@@ -219,14 +221,20 @@ def causes_of(facts: list[Fact], trace: Trace) -> tuple[Cause, ...]:
                     f"on a dim declared dynamic; use an example of size >= 2")
             out.append(Cause(dims, origin, None, text, SPECIALIZED, tuple(fs)))
             continue
-        words = "; ".join(dict.fromkeys(_words(trace, f.rel, names) for f in fs))
+        periodic = [f for f in fs if f.rel.has(FloorDiv, sympy.Mod)]
+        said = congruence_words(trace, periodic) if periodic else None
+        rest = fs if said is None else [f for f in fs if f not in periodic]
+        words = "; ".join(dict.fromkeys((said or []) + [_words(trace, f.rel, names) for f in rest]))
         out.append(Cause(dims, origin, first.reason.op, words, "guard", tuple(fs)))
     return tuple(out)
 
 
 def _words(trace: Trace, rel: sympy.Basic, names: Mapping[sympy.Symbol, str]) -> str:
     try:
-        return plain_words(trace.solver.simplify(rel), names)
+        simple = trace.solver.simplify(rel)
+        if isinstance(simple, sympy.logic.boolalg.BooleanAtom):  # true given the other facts: say it as asked
+            return _plain(rel, names)
+        return plain_words(simple, names)
     except Exception:  # noqa: BLE001 - a message must never fail the export
         return _plain(rel, names)
 
@@ -344,12 +352,30 @@ def _json(trace: Trace) -> str | None:
         return None
 
 
+def _fix_fact(trace: Trace, fact: Fact) -> bool:
+    """Whether a fact of the trace belongs in the fix: a fact about input dims, but never
+    torch's ``>= 2`` trace assumption (a floor is no user obligation: the re-export decides,
+    from its own evidence, whether its program keeps it as a run-time range) nor a 0/1
+    specialization (reported apart)."""
+    if is_floor(fact) or (fact.reason.op or "").startswith(SPECIALIZED_OP):
+        return False
+    return trace.is_about_inputs(fact)
+
+
+def _suggested(trace: Trace, keep: Callable[[Fact], bool]) -> tuple[Fixes, FixedSpec]:
+    """The solver's fixes for the trace's facts that ``keep`` accepts, and the spec they give."""
+    records = suggest(trace.solver.replica(kinds=("spec", "guard", "trace_assumption"), keep=keep))
+    return records, apply_fixes(trace, records)
+
+
 def _fixes(trace: Trace, retry: Retry | None) -> SuggestedFixes:
     inputs = trace.inputs
-    policy = floor_policy(trace, zero_one(trace).covered)  # no min=2 for floors the site table covers
-    solver = trace.solver.replica(kinds=("spec", "guard", "trace_assumption"), keep=policy.about_inputs)
-    records = suggest(solver)
-    fixed = apply_fixes(trace, records)
+    records, fixed = _suggested(trace, lambda f: _fix_fact(trace, f))
+    if fixed.checks:  # a fact only the floor implies: the floors the site table leaves, if that says it with a Dim
+        policy = floor_policy(trace, zero_one(trace).covered)
+        floored = _suggested(trace, policy.about_inputs)
+        if len(floored[1].checks) < len(fixed.checks):
+            records, fixed = floored
     passed = False
     for _ in range(3):
         if retry is None:

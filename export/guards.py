@@ -25,7 +25,8 @@ from export.convert import to_shapes
 from export.errors import UnsupportedGuardError
 from export.inputs import Inputs
 from export.provenance import UserFrame, is_user_file, user_frame
-from export.sites import RawSite, asking_site, resolve
+from export.neutral import NEUTRAL_APIS, QUESTION_TYPES, unnormalized, zero_one_question
+from export.sites import RawSite, Site, asking_site, justification, resolve
 from export.spec import Spec
 from export.trace import FLOOR_OP, POSITIVE_OP, SPECIALIZED_OP, Trace, TraceStats, frozen_map
 from shapes.printing import to_python
@@ -38,6 +39,11 @@ __all__ = ["SolverBridge", "dim_symbol_name", "dim_expressible"]
 
 _SOFT_APIS = frozenset({"guard_or_false", "guard_or_true", "guard_size_oblivious"})
 """torch's 0/1-safe queries: the branch they take is valid whether or not a size is 0 or 1."""
+
+
+def _two_sided(rel: sympy.Basic) -> bool:
+    """An equality or disequality between two non-constant sides (``a*b == a``)."""
+    return isinstance(rel, (sympy.Eq, sympy.Ne)) and bool(rel.lhs.free_symbols) and bool(rel.rhs.free_symbols)
 
 
 _CHECK_LINE = re.compile(r"^\s*torch\._check(_with)?\(")
@@ -126,6 +132,8 @@ class SolverBridge(tc.BaseDecider):
         self._answers: dict[sympy.Basic, bool] = {}  # hard question -> its answer
         self._user_checks: set[sympy.Basic] = set()  # questions a user's torch._check asked
         self._converted: dict[sympy.Basic, sympy.Basic | None] = {}
+        self._neutral: dict[sympy.Basic, set[Site]] = {}  # 0/1 question -> neutral sites (no fact)
+        self._neutral_memo: dict[tuple[sympy.Basic, bool, RawSite], bool] = {}
         self._declare_spec()
 
     # -- the end of tracing ---------------------------------------------------------------------
@@ -148,7 +156,8 @@ class SolverBridge(tc.BaseDecider):
             frozenset(self._hard), frozenset(self._became_fact), tuple(self._zero_one_notes),
             frozen_map({**self._origins_from_torch(), **self._unbacked_origins}), tuple(self._torch_reports),
             frozen_map({rel: frozenset(resolve(r) for r in raw) for rel, raw in self._sites.items()}),
-            frozen_map(self._answers), tuple(self._branch_notes))
+            frozen_map(self._answers), tuple(self._branch_notes),
+            frozen_map({rel: frozenset(sites) for rel, sites in self._neutral.items()}))
 
     def _origins_from_torch(self) -> dict[sympy.Symbol, UserFrame]:
         """Where torch recorded the unbacked symbols the bridge saw no user frame for."""
@@ -306,6 +315,61 @@ class SolverBridge(tc.BaseDecider):
             return answer
         finally:
             self._counts.seconds += time.perf_counter() - start
+
+    def on_neutral(self, expr: sympy.Basic, hint: bool | None, api: str) -> bool:
+        """Whether a question that a size is not 0 or 1 (:func:`zero_one_question`), which
+        the facts leave open, is answered by its example value with no fact and no torch
+        guard: only when the place that asked it is in the table of value-neutral torch
+        places (:mod:`export.sites`: either answer computes the same values there) and, for
+        a 0/1-safe query, the answer is torch's own fallback. Recorded in the trace's
+        ``neutral``; anything else is decided as a guard. A question on plain dims that the
+        facts (with the ``>= 2`` floor) decide takes the usual path (:mod:`export.zero_one`
+        judges it); this drops the ``!= 1`` a trace would otherwise put on a derived or
+        intermediate size (``x.size(1) // 4``), and torch's guard for what the floor of a
+        derived dim's root decides."""
+        if hint is None or api not in NEUTRAL_APIS:
+            return False
+        fallback = NEUTRAL_APIS[api]
+        if fallback is not None and hint is not fallback:
+            return False  # a 0/1-safe query answered against its fallback: a decision the trace relies on
+        rel = self._convert(expr)
+        if rel is None or not isinstance(rel, QUESTION_TYPES):
+            return False
+        if not (zero_one_question(rel, hint) or _two_sided(rel)):
+            return False  # cheap first: only a 0/1 question, or an equality the solver may read as one
+        raw, _ = asking_site(sys._getframe(1))
+        if raw is None:
+            return False
+        key = (rel, hint, raw)
+        if key not in self._neutral_memo:
+            self._neutral_memo[key] = self._is_neutral(rel, hint, raw)
+        if not self._neutral_memo[key]:
+            return False
+        self._counts.asked += 1
+        self._counts.routed += 1
+        self._neutral.setdefault(rel, set()).add(resolve(raw))
+        return True
+
+    def _is_neutral(self, rel: sympy.Basic, hint: bool, raw: RawSite) -> bool:
+        """The test of :meth:`on_neutral` for one question asked at one place."""
+        if rel.free_symbols <= self._plain_dims() and self._solver.decide(rel) is not Truth.UNKNOWN:
+            return False  # decided on plain dims (torch knows their floor: no guard); export.zero_one judges it
+        if justification(resolve(raw)) is None:
+            return False
+        # the solver's form too: a*b == a is b == 1 when a >= 1
+        return zero_one_question(rel, hint) or zero_one_question(unnormalized(self._solver.simplify(rel)), hint)
+
+    def _plain_dims(self) -> set[sympy.Basic]:
+        """The symbols of input dims declared as a plain dim (not derived, ``4 * _n``): torch
+        keeps their ``>= 2`` floor in its own ranges, so it records no guard for what the
+        floor decides; for a derived dim the floor sits on the root, where torch's static
+        evaluation of the derived size does not see it."""
+        out: set[sympy.Basic] = set()
+        for d, sym in self._dim_syms.items():
+            decl = self._spec.decl(d)
+            if decl is None or decl.expr is None or isinstance(decl.expr, sympy.Symbol):
+                out.add(sym)
+        return out
 
     def _note_site(self, rel: sympy.Basic, answer: bool) -> RawSite | None:
         """Record which site asked the hard question ``rel`` (a short frame walk, see

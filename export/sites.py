@@ -50,16 +50,54 @@ class Site:
 _REFS = "torch/_refs/__init__.py"
 _PRIMS = "torch/_prims/__init__.py"
 _FAKE = "torch/_subclasses/fake_tensor.py"
+_COMMON = "torch/_prims_common/__init__.py"
+_FAKE_IMPLS = "torch/_subclasses/fake_impls.py"
 _VIEW_GROUPING = ("view/reshape grouping: which input dims collapse or split to form the target "
                   "shape; the result holds the input's row-major data whatever the grouping, and "
                   "the graph records the view/reshape op with its target shape")
+
+_BROADCAST = ("broadcast bookkeeping: whether a dim already equals the common size or is 1; the "
+              "elementwise op the graph records broadcasts by its kernel at run time, and the "
+              "undecided path adds torch._check(common == size), a hard decision judged apart")
+
+_BROADCAST_STRIDE = ("broadcast_in_dim's strides: a broadcast dim gets stride 0, a kept one its input's "
+                     "stride (the undecided path adds torch._check(size == target), a hard decision judged "
+                     "apart); a size-1 dim's stride never locates an element")
 
 NEUTRAL_SITES: Mapping[tuple[str, str, str], str] = MappingProxyType({
     (_REFS, "_reshape_view_helper_core_alg", "if length == a_.shape[idx]:"): _VIEW_GROUPING,
     (_REFS, "_reshape_view_helper_core_alg", "while accum % length != 0:"): _VIEW_GROUPING,
     (_REFS, "_reshape_view_helper_core_alg", "if accum != length:"): _VIEW_GROUPING,
+    (_REFS, "_broadcast_shapes", "if guard_or_false(shape[idx] == common_shape[idx]):"): _BROADCAST,
+    (_REFS, "_broadcast_shapes", "if not is_nested_int(shape[idx]) and guard_or_false(shape[idx] == 1):"):
+        _BROADCAST,
+    (_REFS, "should_expand", "if guard_or_false(sym_and(x == 1, y == 1)):"): _BROADCAST,
+    (_REFS, "should_expand", "elif guard_or_false(sym_or(x == 1, y == 1)):"): _BROADCAST,
+    (_FAKE_IMPLS, "infer_size", "guard_or_false(sizeA == 1) or guard_or_false(sizeB == 1) or sizeA == sizeB,"):
+        _BROADCAST,
+    (_FAKE_IMPLS, "infer_size", "expandedSizes[i] = sizeB if guard_or_false(sizeA == 1) else sizeA"): _BROADCAST,
+    (_FAKE_IMPLS, "conv", "conv_backend = torch._C._select_conv_backend("):
+        "the fake convolution picks a backend only to choose its output's memory format (strides); "
+        "the graph records aten.convolution, whose real kernel selects its backend from the real sizes",
+    (_PRIMS, "_broadcast_in_dim_meta", "if guard_or_false(a.shape[original_idx] == 1):"): _BROADCAST_STRIDE,
+    (_FAKE_IMPLS, "convert", "t = t.to(memory_format=mem_fmt)"):
+        "the fake convolution gives its output the expected memory format (strides only; a tensor of "
+        "0 or 1 elements has every format); the graph records aten.convolution, not this conversion",
+    (_COMMON, "are_strides_like_channels_last_or_false", "if guard_or_true(strides[d] < min):"):
+        "memory-format detection from strides (is the layout channels-last?): it only picks the "
+        "strides of an output, never a value",
+    (_COMMON, "is_contiguous", "if maybe_guard_or_false(a.numel() < 2):"):
+        "contiguity: a tensor of fewer than 2 elements is contiguous whatever its strides; the "
+        "answer only chooses the contiguity flag (metadata), never a value",
     (_PRIMS, "_collapse_view_helper", "if shape[idx] != 1:"):
         "the stride of a collapsed view skips size-1 dims; a size-1 dim's stride never locates an element",
+    (_COMMON, "check_contiguous_sizes_strides", "if maybe_guard_or_false(x == 1):"):
+        "contiguity: a size-1 dim's stride is skipped when checking contiguous strides; the answer "
+        "only chooses the contiguity flag (metadata), never a value",
+    (_COMMON, "check_contiguous_sizes_strides",
+     "if maybe_guard_or_true(y != expected_stride) and maybe_guard_or_true("):
+        "contiguity: whether a stride differs from the contiguous one; the answer only chooses the "
+        "contiguity flag (metadata), never a value",
     (_FAKE, "_get_output_tensor_from_cache_entry", "empty.set_(storage, storage_offset, shape, stride)"):
         "the fake-tensor cache re-creates a cached output's metadata (guards suppressed by torch); "
         "no op is recorded and no value computed",

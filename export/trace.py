@@ -90,7 +90,10 @@ class Trace:
     ``sites`` maps each hard question to the places that asked it
     (:class:`export.sites.Site`), ``answers`` each hard question to its answer.
     ``branch_notes`` are ``(question, origin, text)`` for user branches comparing a dim
-    with 0/1/2: warnings when the dim keeps the ``>= 2`` floor.
+    with 0/1/2: warnings when the dim keeps the ``>= 2`` floor. ``neutral`` maps each
+    question that a derived or intermediate size is not 0/1, asked at value-neutral torch
+    places, to those places: answered by the example with no fact and no guard
+    (:meth:`export.guards.SolverBridge.on_neutral`).
     """
 
     spec: Spec
@@ -112,6 +115,7 @@ class Trace:
     sites: Mapping[sympy.Basic, frozenset[Site]] = field(default_factory=lambda: frozen_map({}))
     answers: Mapping[sympy.Basic, bool] = field(default_factory=lambda: frozen_map({}))
     branch_notes: tuple[tuple[sympy.Basic, str, str], ...] = ()
+    neutral: Mapping[sympy.Basic, frozenset[Site]] = field(default_factory=lambda: frozen_map({}))
 
     # -- symbols ------------------------------------------------------------------------------
     @property

@@ -19,7 +19,9 @@ class Decider(Protocol):
     symbolic ``expr``, with example ``value``),
     ``on_replacement(symbol, expr, reason) -> None`` (torch unified a symbol) and
     ``on_constraint_violation(message) -> bool`` (True suppresses torch's own
-    "Constraints violated" / forced-specialization error; the bridge must report).
+    "Constraints violated" / forced-specialization error; the bridge must report) and
+    ``on_neutral(expr, hint, api) -> bool`` (True: answer the example value ``hint``
+    with no guard recorded, because either answer yields a right program).
     """
 
     def on_guard(self, expr: sympy.Basic, hint: bool | None, api: str) -> bool | None:

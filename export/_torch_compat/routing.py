@@ -137,6 +137,10 @@ class RoutingShapeEnv(ShapeEnv):
                 )
             return vanilla()
         hint_b = None if value is None else bool(value)
+        if hint_b is not None:
+            neutral = getattr(decider, "on_neutral", None)
+            if neutral is not None and neutral(orig_expr, hint_b, api):
+                return _bool_answer(hint_b)  # the example's answer, no guard: either answer is right
         answer = decider.on_guard(orig_expr, hint_b, api)
         if answer is None:
             return vanilla()

@@ -99,8 +99,10 @@ EXPECT: dict[str, Expect] = {
         admit=({"x.size(1)": 2}, {"x.size(1)": 300}, {"x.size(1)": 511}), reject=({"x.size(1)": 512},),
     ),
     "slice_from5_min": Expect(
-        "violation", ("x.size(1)",), ranges={"x.size(1)": (7, None)},
-        admit=({"x.size(1)": 7}, {"x.size(1)": 50}), reject=({"x.size(1)": 6}, {"x.size(1)": 5}),
+        # fix-floors: x.size(1) - 5 == 1 was asked only at value-neutral torch places (no fact):
+        # 6 is admitted (x[:, 5:] of size 1) and runs like eager
+        "violation", ("x.size(1)",), ranges={"x.size(1)": (6, None)},
+        admit=({"x.size(1)": 6}, {"x.size(1)": 7}, {"x.size(1)": 50}), reject=({"x.size(1)": 5},),
     ),
     "slice_to5_min": Expect(
         "violation", ("x.size(1)",), ranges={"x.size(1)": (6, None)},
@@ -213,8 +215,9 @@ EXPECT: dict[str, Expect] = {
     ),
     # ------------------------------------------------------------------ violation: divisibility / products
     "reshape_divisible_4": Expect(
-        "violation", ("x.size(0)",), ranges={"x.size(0)": (8, None)},
-        admit=(X(8), X(12), X(40)), reject=(X(10), X(4)),
+        # fix-floors: the smallest multiple (x.size(0) // 4 == 1) is admitted and runs like eager
+        "violation", ("x.size(0)",), ranges={"x.size(0)": (4, None)},
+        admit=(X(4), X(8), X(12), X(40)), reject=(X(10), X(6)),
     ),
     "split_heads_divisible": Expect(
         "violation", ("x.size(2)",), ranges={"x.size(2)": (8, None)},
@@ -222,13 +225,16 @@ EXPECT: dict[str, Expect] = {
         reject=({"x.size(2)": 30}, {"x.size(2)": 4}),
     ),
     "down_up_even": Expect(
-        "violation", ("x.size(2)", "x.size(3)"), ranges={"x.size(2)": (4, None), "x.size(3)": (4, None)},
-        admit=({"x.size(2)": 4, "x.size(3)": 6}, {"x.size(2)": 10, "x.size(3)": 4}),
-        reject=({"x.size(2)": 7}, {"x.size(3)": 9}, {"x.size(2)": 2}),
+        # fix-floors: h = w = 2 (a 1x1 map after the stride-2 conv) is admitted and runs like eager
+        "violation", ("x.size(2)", "x.size(3)"), ranges={"x.size(2)": (2, None), "x.size(3)": (2, None)},
+        admit=({"x.size(2)": 4, "x.size(3)": 6}, {"x.size(2)": 10, "x.size(3)": 4}, {"x.size(2)": 2},
+               {"x.size(2)": 2, "x.size(3)": 2}),
+        reject=({"x.size(2)": 7}, {"x.size(3)": 9}, {"x.size(2)": 3}),
     ),
     "mod2_branch": Expect(
-        "violation", ("w.size(0)",), ranges={"w.size(0)": (4, None)},
-        admit=({"w.size(0)": 4}, {"w.size(0)": 12}), reject=({"w.size(0)": 11}, {"w.size(0)": 2}),
+        # fix-floors: w = 2 (w[::2] of size 1) is admitted and runs like eager
+        "violation", ("w.size(0)",), ranges={"w.size(0)": (2, None)},
+        admit=({"w.size(0)": 2}, {"w.size(0)": 4}, {"w.size(0)": 12}), reject=({"w.size(0)": 11}, {"w.size(0)": 3}),
     ),
     "view_minus_one": Expect(
         "violation", ("x.size(0)", "x.size(1)"),
@@ -248,10 +254,12 @@ EXPECT: dict[str, Expect] = {
     ),
     # (H//4)*(W//4) == 16 with H//4, W//4 >= 2: H, W in [8, 35]
     "patch_pos_product": Expect(
-        "violation", ("x.size(2)", "x.size(3)"), ranges={"x.size(2)": (8, 35), "x.size(3)": (8, 35)},
+        # fix-floors: H // 4 == 1 (one row of 16 patches) is admitted and runs like eager
+        "violation", ("x.size(2)", "x.size(3)"), ranges={"x.size(2)": (4, 67), "x.size(3)": (4, 67)},
         admit=({"x.size(2)": 16, "x.size(3)": 16}, {"x.size(2)": 8, "x.size(3)": 32},
-               {"x.size(2)": 19, "x.size(3)": 17}, {"x.size(2)": 32, "x.size(3)": 8}),
-        reject=({"x.size(2)": 16, "x.size(3)": 20}, {"x.size(2)": 12, "x.size(3)": 12}, {"x.size(2)": 4, "x.size(3)": 64}),
+               {"x.size(2)": 19, "x.size(3)": 17}, {"x.size(2)": 32, "x.size(3)": 8},
+               {"x.size(2)": 4, "x.size(3)": 64}, {"x.size(2)": 67, "x.size(3)": 7}),
+        reject=({"x.size(2)": 16, "x.size(3)": 20}, {"x.size(2)": 12, "x.size(3)": 12}, {"x.size(2)": 4, "x.size(3)": 60}),
         needs_check=True,
     ),
     # ------------------------------------------------------------------ violation: to a constant

@@ -90,5 +90,5 @@ def test_the_bridge_is_only_a_decider() -> None:
     to the decider)."""
     public = {n for n, _ in inspect.getmembers(SolverBridge) if not n.startswith("_")}
     hooks = {"attach", "on_symbol", "on_specialize", "on_range_update", "on_constraint_violation",
-             "on_guard", "on_static"}
+             "on_guard", "on_static", "on_neutral"}
     assert public == hooks | {"trace", "declaring"}

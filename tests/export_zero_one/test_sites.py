@@ -15,12 +15,22 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from zero_one_models import ClsToken, EqOne, LinView  # noqa: E402
 
 import export  # noqa: E402
+from export.api import traced  # noqa: E402
 from export.sites import NEUTRAL_SITES, Site, asking_site, covered, justification  # noqa: E402
 
 _FUNCTIONS = {
     "_reshape_view_helper_core_alg": torch._refs._reshape_view_helper_core_alg,
     "_collapse_view_helper": torch._prims._collapse_view_helper,
     "_get_output_tensor_from_cache_entry": torch._subclasses.fake_tensor.FakeTensorMode._get_output_tensor_from_cache_entry,
+    "check_contiguous_sizes_strides": torch._prims_common.check_contiguous_sizes_strides,
+    "_broadcast_shapes": torch._refs._broadcast_shapes,
+    "should_expand": torch._refs._maybe_broadcast,  # a closure inside _maybe_broadcast
+    "infer_size": torch._subclasses.fake_impls.infer_size,
+    "conv": torch._subclasses.fake_impls.conv,
+    "_broadcast_in_dim_meta": torch._prims._broadcast_in_dim_meta,
+    "is_contiguous": torch._prims_common.is_contiguous,
+    "convert": torch._subclasses.fake_impls.conv,  # a closure inside conv
+    "are_strides_like_channels_last_or_false": torch._prims_common.are_strides_like_channels_last_or_false,
 }
 
 # (file suffix, function, line) -> a model whose export asks a floor-needing decision there
@@ -32,6 +42,88 @@ HITS = {
     ("torch/_subclasses/fake_tensor.py", "_get_output_tensor_from_cache_entry",
      "empty.set_(storage, storage_offset, shape, stride)"): "cls",
 }
+# (file suffix, function, line) -> a model whose export asks there whether a derived or
+# intermediate size is 0/1, answered with no fact (Trace.neutral, SolverBridge.on_neutral)
+NEUTRAL_HITS = {
+    ("torch/_prims_common/__init__.py", "check_contiguous_sizes_strides", "if maybe_guard_or_false(x == 1):"): "groups",
+    ("torch/_refs/__init__.py", "_broadcast_shapes", "if guard_or_false(shape[idx] == common_shape[idx]):"): "glu",
+    ("torch/_refs/__init__.py", "_broadcast_shapes",
+     "if not is_nested_int(shape[idx]) and guard_or_false(shape[idx] == 1):"): "glu",
+    ("torch/_refs/__init__.py", "should_expand", "if guard_or_false(sym_and(x == 1, y == 1)):"): "glu",
+    ("torch/_refs/__init__.py", "should_expand", "elif guard_or_false(sym_or(x == 1, y == 1)):"): "glu",
+    ("torch/_subclasses/fake_impls.py", "infer_size",
+     "guard_or_false(sizeA == 1) or guard_or_false(sizeB == 1) or sizeA == sizeB,"): "glu",
+    ("torch/_subclasses/fake_impls.py", "infer_size", "expandedSizes[i] = sizeB if guard_or_false(sizeA == 1) else sizeA"):
+        "glu",
+    ("torch/_subclasses/fake_impls.py", "conv", "conv_backend = torch._C._select_conv_backend("): "conv",
+    ("torch/_prims/__init__.py", "_broadcast_in_dim_meta", "if guard_or_false(a.shape[original_idx] == 1):"): "conv",
+    ("torch/_prims_common/__init__.py", "is_contiguous", "if maybe_guard_or_false(a.numel() < 2):"): "downup",
+    ("torch/_subclasses/fake_impls.py", "convert", "t = t.to(memory_format=mem_fmt)"): "downup",
+    ("torch/_prims_common/__init__.py", "are_strides_like_channels_last_or_false",
+     "if guard_or_true(strides[d] < min):"): "downup",
+    ("torch/_prims_common/__init__.py", "check_contiguous_sizes_strides",
+     "if maybe_guard_or_true(y != expected_stride) and maybe_guard_or_true("): "patch",
+}
+
+
+class _Groups(torch.nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x.view(x.shape[0], -1, 4).sum(-1)
+
+
+class _Glu(torch.nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        a, b = x.chunk(2, dim=-1)
+        return a * torch.sigmoid(b)
+
+
+class _Conv(torch.nn.Module):
+    """Two stride-2 levels down, two up, skip connections (tests/export_periodic's U-Net)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.down1 = torch.nn.Conv1d(4, 8, 3, stride=2, padding=1)
+        self.down2 = torch.nn.Conv1d(8, 8, 3, stride=2, padding=1)
+        self.up2 = torch.nn.ConvTranspose1d(8, 8, 2, stride=2)
+        self.up1 = torch.nn.ConvTranspose1d(8, 4, 2, stride=2)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h1 = torch.relu(self.down1(x))
+        h2 = torch.relu(self.down2(h1))
+        return self.up1(self.up2(h2) + h1) + x
+
+
+class _DownUp(torch.nn.Module):
+    """x + upsample2x(conv_stride2(x)) (the corpus's down_up_even)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.down = torch.nn.Conv2d(1, 1, 3, stride=2, padding=1)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x + torch.nn.functional.interpolate(self.down(x), scale_factor=2.0, mode="nearest")
+
+
+class _Patch(torch.nn.Module):
+    """Patchify (conv k4 s4) plus a 16-token table (the corpus's patch_pos_product)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.patch = torch.nn.Conv2d(3, 8, 4, stride=4)
+        self.pos = torch.nn.Parameter(torch.randn(1, 16, 8))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.patch(x).flatten(2).transpose(1, 2) + self.pos
+
+
+NEUTRAL_MODELS = {
+    "groups": (_Groups, (torch.randn(2, 16),), {"x": {1: Dim("n")}}),
+    "glu": (_Glu, (torch.randn(3, 8),), {"x": {1: Dim("c")}}),
+    "conv": (_Conv, (torch.randn(2, 4, 16),), {"x": {2: Dim("L", min=4, max=256)}}),
+    "downup": (_DownUp, (torch.randn(1, 1, 8, 8),), {"x": {2: Dim("h"), 3: Dim("w")}}),
+    "patch": (_Patch, (torch.randn(2, 3, 16, 16),), {"x": {0: Dim("B"), 2: Dim("H"), 3: Dim("W")}}),
+}
+
 MODELS = {
     "view": (LinView, (torch.randn(3, 5, 8),), {"x": {0: Dim("b"), 1: Dim("s")}}),
     "cls": (ClsToken, (torch.randn(3, 5, 8),), {"x": {0: Dim("b")}}),
@@ -39,7 +131,7 @@ MODELS = {
 
 
 def test_every_entry_has_a_hit_and_a_justification() -> None:
-    assert set(HITS) == set(NEUTRAL_SITES)
+    assert set(HITS) | set(NEUTRAL_HITS) == set(NEUTRAL_SITES)
     assert all(len(why) > 20 and "\n" not in why for why in NEUTRAL_SITES.values())
 
 
@@ -62,6 +154,15 @@ def test_entry_is_hit_by_a_real_export(key: tuple[str, str, str], programs: dict
     assert any(key[0] in s and key[2] in s for s in sites), sites
     assert all(e.kind == "site" for e in ep.symshape.zero_one)
     assert all(lo == 1 for lo, _ in ep.symshape.ranges.values())
+
+
+@pytest.mark.parametrize("key", sorted(NEUTRAL_HITS), ids=lambda k: f"{k[1]}:{k[2][:20]}")
+def test_neutral_entry_is_hit_by_a_real_trace(key: tuple[str, str, str]) -> None:
+    make, args, ds = NEUTRAL_MODELS[NEUTRAL_HITS[key]]
+    _, trace = traced(make(), args, dynamic_shapes=ds)
+    sites = [s for sites in trace.neutral.values() for s in sites]
+    assert any(s.file.replace("\\", "/").endswith(key[0]) and s.function == key[1] and s.code == key[2]
+               for s in sites), sites
 
 
 def test_a_changed_line_is_not_covered() -> None:

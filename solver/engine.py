@@ -31,7 +31,7 @@ from shapes.relation import negate
 from solver import absorb, pipeline, queries, scopes
 from solver.errors import HintMismatchError, UndecidedGuardError
 from solver.records import GuardRecord, SymbolInfo, Violation
-from solver.smt import DEFAULT_RLIMIT, Smt
+from solver.smt import DEFAULT_RLIMIT, Deadline, Smt
 from solver.state import DEFAULT_ENUM_LIMIT, State
 from solver.truth import DECLARED, Fact, Reason, Truth
 
@@ -43,8 +43,13 @@ _SETTLED = Reason("guard", None, None, "settled by the facts")
 class Solver:
     """The constraint engine (see the module docstring and DESIGN.md section 2)."""
 
-    def __init__(self, *, rlimit: int = DEFAULT_RLIMIT, enum_limit: int = DEFAULT_ENUM_LIMIT) -> None:
+    def __init__(self, *, rlimit: int = DEFAULT_RLIMIT, enum_limit: int = DEFAULT_ENUM_LIMIT,
+                 deadline: Deadline | None = None) -> None:
+        """``deadline``: a wall-clock end for the Z3 queries, shared with the replicas
+        (:class:`solver.smt.Deadline`; a service moves it per request)."""
         self._state = State(rlimit, enum_limit)
+        if deadline is not None:
+            self._state.smt.deadline = deadline
         self.stats: Counter[str] = self._state.stats
 
     @property
@@ -215,7 +220,7 @@ class Solver:
         """A fresh solver with the same symbols and only the facts of the given kinds that
         ``keep`` accepts (default: all of them), plus ``extra``."""
         st = self._state
-        other = Solver(rlimit=st.smt.rlimit, enum_limit=st.enum_limit)
+        other = Solver(rlimit=st.smt.rlimit, enum_limit=st.enum_limit, deadline=st.smt.deadline)
         for info in st.symbols.values():
             other.symbol(info.symbol.name, info.lo, info.hi, hint=info.hint, source=info.source)
         for f in st.facts:

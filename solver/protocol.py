@@ -47,6 +47,7 @@ from solver.problem import (
     reason_to_dict,
 )
 from solver.records import Violation
+from solver.smt import Deadline
 from solver.truth import DECLARED, Fact, Reason, Truth
 
 __all__ = [
@@ -74,9 +75,11 @@ def problem_from_solver(s: Solver) -> dict[str, Any]:
     return codec.capture(s).to_dict()
 
 
-def solver_from_problem(obj: object, *, limits: Limits = DEFAULT_LIMITS, **options: int) -> Solver:
+def solver_from_problem(obj: object, *, limits: Limits = DEFAULT_LIMITS,
+                        deadline: Deadline | None = None, **options: int) -> Solver:
     """Validate a problem (JSON data) within ``limits`` and replay it into a new
-    ``Solver(**options)``. (The time limit is the caller's: see :func:`time_limit`.)
+    ``Solver(deadline=deadline, **options)``. (The time limit is the caller's: see
+    :func:`solver.limits.time_limit`, which moves ``deadline``.)
 
     >>> s = solver_from_problem({"format": "symshape.problem", "version": 1,
     ...                          "symbols": [{"name": "n", "lo": 0, "hi": 4}]})
@@ -84,7 +87,7 @@ def solver_from_problem(obj: object, *, limits: Limits = DEFAULT_LIMITS, **optio
     ['n']
     """
     check_problem_data(obj, limits)
-    return codec.restore(Problem.from_dict(obj), Solver(**options))
+    return codec.restore(Problem.from_dict(obj), Solver(deadline=deadline, **options))
 
 
 # -- answers -----------------------------------------------------------------------------------
@@ -105,7 +108,8 @@ def answers_from_solver(s: Solver) -> dict[str, Any]:
     }
 
 
-def replay(obj: object, *, limits: Limits = DEFAULT_LIMITS, **options: int) -> dict[str, Any]:
+def replay(obj: object, *, limits: Limits = DEFAULT_LIMITS, deadline: Deadline | None = None,
+           **options: int) -> dict[str, Any]:
     """Replay a problem (JSON data) and return its answers.
 
     >>> replay({"format": "symshape.problem", "version": 1,
@@ -113,7 +117,7 @@ def replay(obj: object, *, limits: Limits = DEFAULT_LIMITS, **options: int) -> d
     ...         "facts": [{"rel": "b == 2 * a"}]})["bounds"]
     {'a': [1, 4], 'b': [2, 8]}
     """
-    return answers_from_solver(solver_from_problem(obj, limits=limits, **options))
+    return answers_from_solver(solver_from_problem(obj, limits=limits, deadline=deadline, **options))
 
 
 def _guard_answer(rel: sympy.Basic, hint: bool | None, result: bool, decided: Truth) -> dict[str, Any]:
@@ -164,10 +168,13 @@ _REQUEST_FIELDS: Mapping[str, tuple[str, ...]] = {
 class Session:
     """One ``serve`` conversation: a current solver; a request in, a response out.
 
-    Every request runs within the session's :class:`~solver.limits.Limits`. A request that
-    fails changes nothing it had not recorded; one interrupted by the time limit (or by a
-    bug) leaves the solver rebuilt from its record, so the state is always what the
-    ``problem`` op shows and what a replay of it gives.
+    Every request runs within the session's :class:`~solver.limits.Limits`. Its Z3 queries
+    stop shortly before the time limit (the session's :class:`~solver.smt.Deadline`, shared
+    by every solver it builds), so a request stuck in Z3 still answers, soundly
+    (``unknown``, or looser bounds). A request that fails changes nothing it had not
+    recorded; one interrupted by the time limit in Python code (or by a bug) leaves the
+    solver rebuilt from its record, so the state is always what the ``problem`` op shows
+    and what a replay of it gives.
 
     >>> session = Session()
     >>> session.handle_line('{"id": 1, "op": "symbol", "name": "n", "lo": 2, "hi": 8}')
@@ -183,7 +190,8 @@ class Session:
     def __init__(self, *, limits: Limits = DEFAULT_LIMITS, **options: int) -> None:
         self.options = dict(options)
         self.limits = limits
-        self.solver = Solver(**options)
+        self.deadline = Deadline()
+        self.solver = self._new_solver()
 
     def handle_line(self, line: str) -> dict[str, Any]:
         """Answer one JSON request line; never raises for bad input."""
@@ -203,7 +211,7 @@ class Session:
             op = _request_op(request)
             assert isinstance(request, dict)  # _request_op raised ProtocolError otherwise
             _check_fields(request, op)
-            with time_limit(self.limits.time_limit):
+            with time_limit(self.limits.time_limit, deadline=self.deadline):
                 body = getattr(self, f"_op_{op}")(request)
         except TimeLimitError as exc:
             return _error(rid, TimeLimitError(f"{exc}; {self._recover()}"))
@@ -220,15 +228,18 @@ class Session:
     def _recover(self) -> str:
         """Rebuild the solver from its record after an interrupted request."""
         try:
-            with time_limit(self.limits.rebuild_time_limit, "rebuilding the solver"):
+            with time_limit(self.limits.rebuild_time_limit, "rebuilding the solver", self.deadline):
                 record = codec.capture(self.solver)
-                self.solver = codec.restore(record, Solver(**self.options))
+                self.solver = codec.restore(record, self._new_solver())
         except Exception:  # noqa: BLE001 - whatever went wrong, never keep a damaged solver
-            self.solver = Solver(**self.options)
+            self.solver = self._new_solver()
             return "the solver could not be rebuilt from its record and is now empty"
         return "the solver was rebuilt from its record (op \"problem\" shows it)"
 
     # helpers
+    def _new_solver(self) -> Solver:
+        return Solver(deadline=self.deadline, **self.options)
+
     def _names(self) -> dict[str, sympy.Symbol]:
         return {i.symbol.name: i.symbol for i in self.solver.symbols}
 
@@ -252,7 +263,7 @@ class Session:
     # ops (one method per entry of SERVE_OPS)
     def _op_new(self, r: Mapping[str, Any]) -> dict[str, Any]:
         self.options = {k: _positive_int(r[k], k) for k in ("rlimit", "enum_limit") if k in r}
-        self.solver = Solver(**self.options)
+        self.solver = self._new_solver()
         return {"ok": True}
 
     def _op_symbol(self, r: Mapping[str, Any]) -> dict[str, Any]:
@@ -312,7 +323,7 @@ class Session:
             raise ProtocolError("problem: missing")
         check_problem_data(r["problem"], self.limits)
         problem = Problem.from_dict(r["problem"])
-        self.solver = codec.restore(problem, Solver(**self.options))
+        self.solver = codec.restore(problem, self._new_solver())
         return {"ok": True, "symbols": len(problem.symbols), "facts": len(problem.facts),
                 "guards": len(problem.guards)}
 

@@ -172,9 +172,12 @@ class Session:
     stop shortly before the time limit (the session's :class:`~solver.smt.Deadline`, shared
     by every solver it builds), so a request stuck in Z3 still answers, soundly
     (``unknown``, or looser bounds). A request that fails changes nothing it had not
-    recorded; one interrupted by the time limit in Python code (or by a bug) leaves the
-    solver rebuilt from its record, so the state is always what the ``problem`` op shows
-    and what a replay of it gives.
+    recorded; one interrupted by the time limit in Python code (or by a bug) answers at
+    once, and the solver is rebuilt from its record before the next request (:meth:`settle`;
+    :func:`serve` calls it right after answering), so the state is always what the
+    ``problem`` op shows and what a replay of it gives. Should the rebuild itself run past
+    ``Limits.rebuild_time_limit``, the solver is reset to an empty one and the next response
+    carries a ``notice`` saying so.
 
     >>> session = Session()
     >>> session.handle_line('{"id": 1, "op": "symbol", "name": "n", "lo": 2, "hi": 8}')
@@ -192,6 +195,8 @@ class Session:
         self.limits = limits
         self.deadline = Deadline()
         self.solver = self._new_solver()
+        self._stale = False  # a request was interrupted: rebuild before the next one
+        self._notice: str | None = None  # for the next response
 
     def handle_line(self, line: str) -> dict[str, Any]:
         """Answer one JSON request line; never raises for bad input."""
@@ -205,7 +210,21 @@ class Session:
         return self.handle(request)
 
     def handle(self, request: object) -> dict[str, Any]:
-        """Answer one decoded request: ``{"id": ..., <result fields>}`` or ``{"id", "error"}``."""
+        """Answer one decoded request: ``{"id": ..., <result fields>}`` or ``{"id", "error"}``,
+        plus ``notice`` when the solver had to be reset since the last response."""
+        self.settle()
+        response = self._answer(request)
+        if self._notice is not None:
+            response["notice"], self._notice = self._notice, None
+        return response
+
+    def settle(self) -> None:
+        """Rebuild the solver from its record if a request was interrupted (a no-op else)."""
+        if self._stale:
+            self._stale = False
+            self._rebuild()
+
+    def _answer(self, request: object) -> dict[str, Any]:
         rid = request.get("id") if isinstance(request, dict) else None
         try:
             op = _request_op(request)
@@ -226,15 +245,25 @@ class Session:
         return {"id": rid, **body}
 
     def _recover(self) -> str:
-        """Rebuild the solver from its record after an interrupted request."""
+        """Mark the solver for a rebuild from its record (after an interrupted request)."""
+        self._stale = True
+        return "the solver is rebuilt from its record before the next request"
+
+    def _rebuild(self) -> None:
         try:
             with time_limit(self.limits.rebuild_time_limit, "rebuilding the solver", self.deadline):
                 record = codec.capture(self.solver)
                 self.solver = codec.restore(record, self._new_solver())
-        except Exception:  # noqa: BLE001 - whatever went wrong, never keep a damaged solver
+        except Exception as exc:  # noqa: BLE001 - whatever went wrong, never keep a damaged solver
             self.solver = self._new_solver()
-            return "the solver could not be rebuilt from its record and is now empty"
-        return "the solver was rebuilt from its record (op \"problem\" shows it)"
+            self.reset(f"the solver could not be rebuilt from its record after an interrupted "
+                       f"request ({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''})")
+
+    def reset(self, why: str) -> None:
+        """Replace the solver by an empty one; the next response carries a ``notice``."""
+        self.solver = self._new_solver()
+        self._stale = False
+        self._notice = f"{why}; the session's solver was reset to an empty one"
 
     # helpers
     def _new_solver(self) -> Solver:
@@ -378,5 +407,6 @@ def serve(lines: Iterable[str], out: TextIO, *, limits: Limits = DEFAULT_LIMITS,
             continue
         out.write(json.dumps(session.handle_line(line)) + "\n")
         out.flush()
+        session.settle()  # a rebuild after an interrupted request, once its answer is out
         count += 1
     return count

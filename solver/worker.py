@@ -7,9 +7,11 @@ answer at most the time limit plus :data:`GRACE`. A late worker is stopped (its 
 abandoned: sound, nothing it concluded is used), the request answers ``TimeLimitError``, and a
 new worker replays the *journal*: the request lines that changed the session and succeeded
 (``new``, ``symbol``, ``assume``, ``guard``, ``load``; a ``new`` or ``load`` starts the journal
-over). The replay runs after the answer is written, within ``Limits.rebuild_time_limit``;
-past it, the session is reset to an empty solver and the next response carries a
-``notice``.
+over). The replay runs in the background within ``Limits.rebuild_time_limit``: a request that
+arrives meanwhile waits for it within its own time limit, or answers ``TimeLimitError``
+without being run. Should the replay fail or run past its limit, the session is reset to an
+empty solver and the next response carries a ``notice``. (A request interrupted inside the
+worker by the time limit is rebuilt by the worker's own session, the same way.)
 
 Only where ``fork`` exists (POSIX); :func:`serve_guarded` falls back to the in-process
 :func:`solver.protocol.serve` elsewhere, or without a time limit.
@@ -24,6 +26,7 @@ from __future__ import annotations
 
 import json
 import multiprocessing
+import time
 from collections.abc import Callable, Iterable
 from multiprocessing.connection import Connection
 from typing import Any, TextIO, TypeVar
@@ -109,55 +112,88 @@ class _Worker:
 
 
 class GuardedSession:
-    """A :class:`~solver.protocol.Session` in a worker process, restarted when late.
+    """A :class:`~solver.protocol.Session` in a worker process, stopped when late.
 
     ``handle_line`` answers within ``limits.time_limit + GRACE`` seconds, whatever the
-    request; ``settle`` does the deferred work (a rebuild) once an answer is out.
+    request. After a stopped request, a new worker replays the journal while the next
+    requests wait for it (within their own time), or answer ``TimeLimitError`` (not run)
+    while it is still busy.
     """
 
     def __init__(self, *, limits: Limits = DEFAULT_LIMITS, **options: int) -> None:
+        if limits.time_limit is None:
+            raise ValueError("a GuardedSession needs a time limit")
         self.limits = limits
         self.options = dict(options)
         self.journal: list[str] = []
         self._worker = _Worker(limits, self.options)
-        self._pending: str | None = None  # "replay" or "settle"
+        self._busy_since: float | None = None  # a rebuild is running in the worker
         self._notice: str | None = None
 
+    @property
+    def time_limit(self) -> float:
+        assert self.limits.time_limit is not None  # checked in __init__
+        return self.limits.time_limit
+
     def handle_line(self, line: str) -> dict[str, Any]:
-        self.settle()
-        wait = None if self.limits.time_limit is None else self.limits.time_limit + GRACE
-        answered, response = self._worker.ask("line", line, wait)
+        start = time.monotonic()
+        if not self._await_rebuild(self.time_limit):
+            return self._respond(_error(line, "the session's solver is still being rebuilt after a "
+                                        "stopped request; this request was not run: send it again"))
+        allowance = max(self.time_limit + GRACE - (time.monotonic() - start), GRACE)
+        answered, response = self._worker.ask("line", line, allowance)
         if not answered:
             self._restart()
-            self._pending = "replay"
-            response = {"id": _request_id(line), "error": {
-                "type": TimeLimitError.__name__,
-                "message": f"the request ran past the time limit of {self.limits.time_limit:g} s "
-                           "and was stopped; the solver is rebuilt from its record before the next request"}}
+            self._begin_rebuild("replay", self.journal)
+            response = _error(line, f"the request ran past the time limit of {self.time_limit:g} s and "
+                              "was stopped; the solver is rebuilt from its record before the next request")
         elif "error" not in response:
             self._record(line)
         elif response["error"]["type"] == TimeLimitError.__name__:
-            self._pending = "settle"
-        if self._notice is not None:
-            response["notice"], self._notice = self._notice, None
-        return dict(response)
+            self._begin_rebuild("settle", None)  # the worker's session rebuilds itself
+        return self._respond(response)
 
     def settle(self) -> None:
-        """Rebuild after an interrupted request (bounded by ``limits.rebuild_time_limit``)."""
-        pending, self._pending = self._pending, None
-        if pending is None:
-            return
-        wait = None if self.limits.rebuild_time_limit is None else self.limits.rebuild_time_limit + GRACE
-        answered, failure = self._worker.ask(pending, self.journal if pending == "replay" else None, wait)
-        if answered and failure is None:
-            return
-        self._restart()
-        self.journal = []
-        why = failure or f"rebuilding the solver ran past {self.limits.rebuild_time_limit} s"
-        self._notice = f"{why}; the session's solver was reset to an empty one"
+        """Wait for a running rebuild to end (at most ``limits.rebuild_time_limit``)."""
+        while not self._await_rebuild(self.time_limit):
+            pass
 
     def close(self) -> None:
         self._worker.stop()
+
+    def _begin_rebuild(self, kind: str, payload: object) -> None:
+        self._worker.conn.send((kind, payload))
+        self._busy_since = time.monotonic()
+
+    def _await_rebuild(self, seconds: float) -> bool:
+        """Wait up to ``seconds`` for a running rebuild; True when none runs any more."""
+        if self._busy_since is None:
+            return True
+        limit = self.limits.rebuild_time_limit
+        left = None if limit is None else limit + GRACE - (time.monotonic() - self._busy_since)
+        wait = seconds if left is None else max(0.0, min(seconds, left))
+        try:
+            done = self._worker.conn.poll(wait)
+            failure = self._worker.conn.recv() if done else None
+        except (EOFError, OSError):
+            done, failure = True, "the worker process died"
+        if not done and (left is None or left > wait):
+            return False
+        self._busy_since = None
+        if not done or failure is not None:
+            self._reset(failure or f"rebuilding the solver ran past {limit:g} s")
+        return True
+
+    def _reset(self, why: str) -> None:
+        self._restart()
+        self.journal = []
+        self._notice = f"{why}; the session's solver was reset to an empty one"
+
+    def _respond(self, response: dict[str, Any]) -> dict[str, Any]:
+        if self._notice is not None:
+            response = {**response, "notice": self._notice}
+            self._notice = None
+        return response
 
     def _restart(self) -> None:
         self._worker.stop()
@@ -169,6 +205,10 @@ class GuardedSession:
             self.journal = [line]
         elif op is not None:
             self.journal.append(line)
+
+
+def _error(line: str, message: str) -> dict[str, Any]:
+    return {"id": _request_id(line), "error": {"type": TimeLimitError.__name__, "message": message}}
 
 
 def _request_id(line: str) -> object:
@@ -193,7 +233,6 @@ def serve_guarded(lines: Iterable[str], out: TextIO, *, limits: Limits = DEFAULT
                 continue
             out.write(json.dumps(session.handle_line(line)) + "\n")
             out.flush()
-            session.settle()
             count += 1
     finally:
         session.close()

@@ -29,7 +29,7 @@ import sympy
 
 from shapes.relation import negate
 from solver import absorb, pipeline, queries, scopes
-from solver.errors import HintMismatchError, UndecidedGuardError
+from solver.errors import HintMismatchError, SolverError, UndecidedGuardError
 from solver.records import GuardRecord, SymbolInfo, Violation
 from solver.smt import DEFAULT_RLIMIT, Deadline, Smt
 from solver.state import DEFAULT_ENUM_LIMIT, State
@@ -87,8 +87,12 @@ class Solver:
 
     # -- facts and decisions -------------------------------------------------------------
     def assume(self, rel: sympy.Basic, reason: Reason | None = None) -> None:
-        """Add a fact. A fact that contradicts the known facts raises ContradictionError."""
-        absorb.assume(self._state, rel, reason)
+        """Add a fact. A fact that contradicts the known facts raises ContradictionError.
+
+        ``reason.op`` may not be ``"declared range"`` (reserved for :meth:`symbol`'s facts,
+        which ``to_json`` leaves out): SolverError.
+        """
+        absorb.assume(self._state, rel, _unreserved(reason))
 
     def decide(self, rel: sympy.Basic) -> Truth:
         """TRUE if ``rel`` holds for every assignment satisfying the facts, FALSE if for none,
@@ -110,6 +114,8 @@ class Solver:
         provenance lookup is skipped for the settled majority.
         """
         st = self._state
+        if isinstance(reason, Reason):
+            _unreserved(reason)
         truth = pipeline.decide(st, rel)
         if truth is not Truth.UNKNOWN:
             result = truth is Truth.TRUE
@@ -127,6 +133,7 @@ class Solver:
         if hint is None:
             raise UndecidedGuardError(f"{prepared} depends on the input sizes and no hint was given")
         why = _reason_of(reason, prepared)
+        _unreserved(why)
         result = bool(hint)
         absorb.add_fact(st, prepared if result else negate(prepared), why)
         st.guards.append(GuardRecord(prepared, hint, result, truth, why))
@@ -146,7 +153,7 @@ class Solver:
         """
         mark = scopes.enter(self._state)
         try:
-            absorb.assume(self._state, rel, reason)
+            absorb.assume(self._state, rel, _unreserved(reason))
             yield
         finally:
             scopes.undo(self._state, mark)
@@ -229,6 +236,21 @@ class Solver:
         for rel, reason in extra:
             other.assume(rel, reason)
         return other
+
+
+def _unreserved(reason: Reason | None) -> Reason | None:
+    """Refuse the reserved ``op`` of declared ranges in a reason from a caller.
+
+    >>> _unreserved(Reason("spec", "n >= 3", op="declared range"))
+    Traceback (most recent call last):
+    ...
+    solver.errors.SolverError: reason.op "declared range" is reserved for the ranges that Solver.symbol records (they are saved as the symbols' lo/hi, not as facts); declare the range with Solver.symbol, or use another op
+    """
+    if reason is not None and reason.op == DECLARED:
+        raise SolverError(f'reason.op "{DECLARED}" is reserved for the ranges that Solver.symbol '
+                          "records (they are saved as the symbols' lo/hi, not as facts); declare "
+                          "the range with Solver.symbol, or use another op")
+    return reason
 
 
 def _reason_of(reason: Reason | Callable[[], Reason] | None, rel: sympy.Basic) -> Reason:

@@ -23,6 +23,7 @@ True
 
 from __future__ import annotations
 
+import gc
 import json
 from collections.abc import Iterable, Mapping
 from typing import Any, TextIO
@@ -165,6 +166,14 @@ _REQUEST_FIELDS: Mapping[str, tuple[str, ...]] = {
 }
 
 
+_DISCARDING_OPS: Mapping[str, int] = {"new": 2, "load": 2, "violations": 1, "answers": 1}
+"""Ops that drop a solver (the session's, or a spec-only replica), with the ``gc`` generation
+to collect afterwards. A solver's state holds reference cycles, so without a collection its
+Z3 context (tens of MiB of native memory, invisible to the collector's thresholds) would
+live on until some later full collection: the server's memory grew by ~25 MiB per dropped
+solver. Replicas are young (generation 1 suffices); a replaced session solver is old."""
+
+
 class Session:
     """One ``serve`` conversation: a current solver; a request in, a response out.
 
@@ -232,6 +241,8 @@ class Session:
             _check_fields(request, op)
             with time_limit(self.limits.time_limit, deadline=self.deadline):
                 body = getattr(self, f"_op_{op}")(request)
+            if op in _DISCARDING_OPS:
+                gc.collect(_DISCARDING_OPS[op])
         except TimeLimitError as exc:
             return _error(rid, TimeLimitError(f"{exc}; {self._recover()}"))
         except (SolverError, ShapesError) as exc:
@@ -254,6 +265,7 @@ class Session:
             with time_limit(self.limits.rebuild_time_limit, "rebuilding the solver", self.deadline):
                 record = codec.capture(self.solver)
                 self.solver = codec.restore(record, self._new_solver())
+            gc.collect()
         except Exception as exc:  # noqa: BLE001 - whatever went wrong, never keep a damaged solver
             self.solver = self._new_solver()
             self.reset(f"the solver could not be rebuilt from its record after an interrupted "

@@ -4,7 +4,7 @@
 exit 2 when the file is missing, malformed or beyond a budget (exit 3, one line, for a bug:
 never a traceback). ``serve`` answers JSON-lines requests from stdin on stdout, one response
 per line (see ``docs/protocol.md``). Both run within :class:`solver.limits.Limits`, set by
-the flags below, and every Z3 query of the process is bounded by the time limit too.
+the flags below; Z3 queries stop shortly before the time limit (see :func:`time_limit`).
 
 >>> build_parser().parse_args(["replay", "p.json"]).command
 'replay'
@@ -22,8 +22,10 @@ from collections.abc import Sequence
 from shapes.errors import ShapesError
 from solver.errors import LimitError, SolverError
 from solver.problem import load_json
-from solver.limits import DEFAULT_LIMITS, Limits, bound_z3_queries, time_limit
-from solver.protocol import replay, serve
+from solver.limits import DEFAULT_LIMITS, Limits, time_limit
+from solver.protocol import replay
+from solver.smt import Deadline
+from solver.worker import call_bounded, serve_guarded
 
 __all__ = ["build_parser", "main"]
 
@@ -90,12 +92,11 @@ def _read(path: str) -> str:
 
 def _replay(path: str, indent: int, limits: Limits) -> int:
     try:
-        with time_limit(limits.time_limit, "the replay"):
-            text = _read(path)
-            if len(text) > limits.max_request_chars:
-                raise LimitError(f"problem: {len(text)} characters exceed the limit of "
-                                 f"{limits.max_request_chars}")
-            answers = replay(load_json(text, "problem"), limits=limits)
+        text = _read(path)
+        if len(text) > limits.max_request_chars:
+            raise LimitError(f"problem: {len(text)} characters exceed the limit of "
+                             f"{limits.max_request_chars}")
+        answers = call_bounded(lambda: _answers(text, limits), limits.time_limit, "the replay")
     except (OSError, UnicodeDecodeError) as exc:
         return _fail(f"{path}: cannot read: {getattr(exc, 'strerror', None) or exc}")
     except (SolverError, ShapesError) as exc:
@@ -104,6 +105,13 @@ def _replay(path: str, indent: int, limits: Limits) -> int:
         return _fail(f"{path}: internal error: {type(exc).__name__}: {exc}", EXIT_INTERNAL)
     print(json.dumps(answers, indent=indent))
     return EXIT_OK
+
+
+def _answers(text: str, limits: Limits) -> dict[str, object]:
+    """The replay itself (in a worker process when one can be forked)."""
+    deadline = Deadline()
+    with time_limit(limits.time_limit, "the replay", deadline):
+        return replay(load_json(text, "problem"), limits=limits, deadline=deadline)
 
 
 def _fail(message: str, status: int = EXIT_BAD_INPUT) -> int:
@@ -116,10 +124,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status."""
     args = build_parser().parse_args(argv)
     limits = _limits(args, args.time_limit)
-    bound_z3_queries(limits.time_limit)
     if args.command == "replay":
         return _replay(args.problem, args.indent, limits)
-    serve(sys.stdin, sys.stdout, limits=limits)
+    serve_guarded(sys.stdin, sys.stdout, limits=limits)
     return EXIT_OK
 
 

@@ -29,9 +29,9 @@ import sympy
 
 from shapes.relation import negate
 from solver import absorb, pipeline, queries, scopes
-from solver.errors import HintMismatchError, UndecidedGuardError
+from solver.errors import HintMismatchError, SolverError, UndecidedGuardError
 from solver.records import GuardRecord, SymbolInfo, Violation
-from solver.smt import DEFAULT_RLIMIT, Smt
+from solver.smt import DEFAULT_RLIMIT, Deadline, Smt
 from solver.state import DEFAULT_ENUM_LIMIT, State
 from solver.truth import DECLARED, Fact, Reason, Truth
 
@@ -43,8 +43,13 @@ _SETTLED = Reason("guard", None, None, "settled by the facts")
 class Solver:
     """The constraint engine (see the module docstring and DESIGN.md section 2)."""
 
-    def __init__(self, *, rlimit: int = DEFAULT_RLIMIT, enum_limit: int = DEFAULT_ENUM_LIMIT) -> None:
+    def __init__(self, *, rlimit: int = DEFAULT_RLIMIT, enum_limit: int = DEFAULT_ENUM_LIMIT,
+                 deadline: Deadline | None = None) -> None:
+        """``deadline``: a wall-clock end for the Z3 queries, shared with the replicas
+        (:class:`solver.smt.Deadline`; a service moves it per request)."""
         self._state = State(rlimit, enum_limit)
+        if deadline is not None:
+            self._state.smt.deadline = deadline
         self.stats: Counter[str] = self._state.stats
 
     @property
@@ -82,8 +87,12 @@ class Solver:
 
     # -- facts and decisions -------------------------------------------------------------
     def assume(self, rel: sympy.Basic, reason: Reason | None = None) -> None:
-        """Add a fact. A fact that contradicts the known facts raises ContradictionError."""
-        absorb.assume(self._state, rel, reason)
+        """Add a fact. A fact that contradicts the known facts raises ContradictionError.
+
+        ``reason.op`` may not be ``"declared range"`` (reserved for :meth:`symbol`'s facts,
+        which ``to_json`` leaves out): SolverError.
+        """
+        absorb.assume(self._state, rel, _unreserved(reason))
 
     def decide(self, rel: sympy.Basic) -> Truth:
         """TRUE if ``rel`` holds for every assignment satisfying the facts, FALSE if for none,
@@ -105,6 +114,8 @@ class Solver:
         provenance lookup is skipped for the settled majority.
         """
         st = self._state
+        if isinstance(reason, Reason):
+            _unreserved(reason)
         truth = pipeline.decide(st, rel)
         if truth is not Truth.UNKNOWN:
             result = truth is Truth.TRUE
@@ -122,6 +133,7 @@ class Solver:
         if hint is None:
             raise UndecidedGuardError(f"{prepared} depends on the input sizes and no hint was given")
         why = _reason_of(reason, prepared)
+        _unreserved(why)
         result = bool(hint)
         absorb.add_fact(st, prepared if result else negate(prepared), why)
         st.guards.append(GuardRecord(prepared, hint, result, truth, why))
@@ -141,7 +153,7 @@ class Solver:
         """
         mark = scopes.enter(self._state)
         try:
-            absorb.assume(self._state, rel, reason)
+            absorb.assume(self._state, rel, _unreserved(reason))
             yield
         finally:
             scopes.undo(self._state, mark)
@@ -215,7 +227,7 @@ class Solver:
         """A fresh solver with the same symbols and only the facts of the given kinds that
         ``keep`` accepts (default: all of them), plus ``extra``."""
         st = self._state
-        other = Solver(rlimit=st.smt.rlimit, enum_limit=st.enum_limit)
+        other = Solver(rlimit=st.smt.rlimit, enum_limit=st.enum_limit, deadline=st.smt.deadline)
         for info in st.symbols.values():
             other.symbol(info.symbol.name, info.lo, info.hi, hint=info.hint, source=info.source)
         for f in st.facts:
@@ -224,6 +236,21 @@ class Solver:
         for rel, reason in extra:
             other.assume(rel, reason)
         return other
+
+
+def _unreserved(reason: Reason | None) -> Reason | None:
+    """Refuse the reserved ``op`` of declared ranges in a reason from a caller.
+
+    >>> _unreserved(Reason("spec", "n >= 3", op="declared range"))
+    Traceback (most recent call last):
+    ...
+    solver.errors.SolverError: reason.op "declared range" is reserved for the ranges that Solver.symbol records (they are saved as the symbols' lo/hi, not as facts); declare the range with Solver.symbol, or use another op
+    """
+    if reason is not None and reason.op == DECLARED:
+        raise SolverError(f'reason.op "{DECLARED}" is reserved for the ranges that Solver.symbol '
+                          "records (they are saved as the symbols' lo/hi, not as facts); declare "
+                          "the range with Solver.symbol, or use another op")
+    return reason
 
 
 def _reason_of(reason: Reason | Callable[[], Reason] | None, rel: sympy.Basic) -> Reason:

@@ -27,20 +27,22 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from types import FrameType
 
-import z3
-
 from solver.errors import LimitError, TimeLimitError
+from solver.smt import Deadline
 
 __all__ = ["Limits", "DEFAULT_LIMITS", "check_int", "check_count", "check_problem_data",
-           "time_limit", "bound_z3_queries"]
+           "time_limit", "z3_seconds", "Z3_MARGIN"]
+
+Z3_MARGIN = 1.0  # seconds (at most a quarter of the limit) between the Z3 deadline and the timer
 
 
 @dataclass(frozen=True, slots=True)
 class Limits:
     """The budgets of one ``serve`` session or ``replay`` (all configurable).
 
-    ``time_limit`` is in seconds per request (``None``: no limit); it is enforced with a
-    ``SIGALRM`` timer, so only when requests run on the main thread of a POSIX process.
+    ``time_limit`` is in seconds per request (``None``: no limit); Z3 queries stop before it
+    (a deadline, on any thread) and Python code is interrupted at it (a ``SIGALRM`` timer,
+    only when requests run on the main thread of a POSIX process).
     ``rebuild_time_limit`` bounds the replay of a session's record after an interrupted
     request (past it, the session's solver is reset to an empty one).
     """
@@ -95,21 +97,46 @@ class _Expired(BaseException):
 
 
 @contextmanager
-def time_limit(seconds: float | None, what: str = "the request") -> Iterator[None]:
-    """Interrupt the block with :class:`TimeLimitError` after ``seconds`` of wall time.
+def time_limit(seconds: float | None, what: str = "the request",
+               deadline: Deadline | None = None) -> Iterator[None]:
+    """Bound the block by ``seconds`` of wall time.
 
-    A no-op for ``None``, off the main thread, or where ``signal.setitimer`` is missing.
-    The timer fires again every 0.2 s until the block ends, in case the interruption was
-    swallowed on the way.
+    Two guards: ``deadline`` (the Z3 deadline of the solvers at work, when given) stops
+    every Z3 query :func:`z3_seconds` after entry, so native Z3 code, which no signal can
+    interrupt, ends first and answers ``unknown`` (sound); and a ``SIGALRM`` timer raises
+    :class:`TimeLimitError` in Python code after ``seconds``. The timer is a no-op for
+    ``None``, off the main thread, or where ``signal.setitimer`` is missing; it fires again
+    every 0.2 s until the block ends, in case the interruption was swallowed on the way.
 
-    >>> with time_limit(5.0):
-    ...     sum(range(10))
-    45
+    >>> from solver.smt import Deadline
+    >>> d = Deadline()
+    >>> with time_limit(5.0, deadline=d):
+    ...     0 < d.timeout_ms() <= 4_000
+    True
     """
-    if seconds is None or threading.current_thread() is not threading.main_thread() \
-            or not hasattr(signal, "setitimer"):
-        yield
-        return
+    z3_end = (deadline or Deadline()).within(z3_seconds(seconds))
+    with z3_end:
+        if seconds is None or threading.current_thread() is not threading.main_thread() \
+                or not hasattr(signal, "setitimer"):
+            yield
+            return
+        with _alarm(seconds, what):
+            yield
+
+
+def z3_seconds(seconds: float | None) -> float | None:
+    """The Z3 deadline within a time limit: up to a second earlier, so that the request can
+    still answer (soundly ``unknown``) before the timer interrupts it.
+
+    >>> z3_seconds(8.0), z3_seconds(2.0), z3_seconds(None)
+    (7.0, 1.5, None)
+    """
+    return None if seconds is None else seconds - min(Z3_MARGIN, seconds / 4)
+
+
+@contextmanager
+def _alarm(seconds: float, what: str) -> Iterator[None]:
+    """The ``SIGALRM`` guard of :func:`time_limit` (main thread, POSIX)."""
     armed = [True]
 
     def fire(signum: int, frame: FrameType | None) -> None:
@@ -138,16 +165,3 @@ def _disarm(armed: list[bool], previous: signal.Handlers | int | object) -> None
             return
         except _Expired:
             continue
-
-
-def bound_z3_queries(seconds: float | None) -> None:
-    """Bound every Z3 query of this process by ``seconds`` of wall time (Z3's global
-    ``timeout`` parameter; ``None`` leaves it alone).
-
-    A command-line entry point calls this once: the time limit cannot interrupt native Z3
-    code (a signal is handled when the call returns), so the queries stop themselves. The
-    engine reads a stopped query as "unknown", which is always sound. Answers then depend on
-    the machine's speed, but only for queries that already exhausted Z3's resource limit.
-    """
-    if seconds is not None:
-        z3.set_param("timeout", max(1, int(seconds * 1000)))

@@ -23,6 +23,7 @@ True
 
 from __future__ import annotations
 
+import gc
 import json
 from collections.abc import Iterable, Mapping
 from typing import Any, TextIO
@@ -47,6 +48,7 @@ from solver.problem import (
     reason_to_dict,
 )
 from solver.records import Violation
+from solver.smt import Deadline
 from solver.truth import DECLARED, Fact, Reason, Truth
 
 __all__ = [
@@ -74,9 +76,11 @@ def problem_from_solver(s: Solver) -> dict[str, Any]:
     return codec.capture(s).to_dict()
 
 
-def solver_from_problem(obj: object, *, limits: Limits = DEFAULT_LIMITS, **options: int) -> Solver:
+def solver_from_problem(obj: object, *, limits: Limits = DEFAULT_LIMITS,
+                        deadline: Deadline | None = None, **options: int) -> Solver:
     """Validate a problem (JSON data) within ``limits`` and replay it into a new
-    ``Solver(**options)``. (The time limit is the caller's: see :func:`time_limit`.)
+    ``Solver(deadline=deadline, **options)``. (The time limit is the caller's: see
+    :func:`solver.limits.time_limit`, which moves ``deadline``.)
 
     >>> s = solver_from_problem({"format": "symshape.problem", "version": 1,
     ...                          "symbols": [{"name": "n", "lo": 0, "hi": 4}]})
@@ -84,7 +88,7 @@ def solver_from_problem(obj: object, *, limits: Limits = DEFAULT_LIMITS, **optio
     ['n']
     """
     check_problem_data(obj, limits)
-    return codec.restore(Problem.from_dict(obj), Solver(**options))
+    return codec.restore(Problem.from_dict(obj), Solver(deadline=deadline, **options))
 
 
 # -- answers -----------------------------------------------------------------------------------
@@ -105,7 +109,8 @@ def answers_from_solver(s: Solver) -> dict[str, Any]:
     }
 
 
-def replay(obj: object, *, limits: Limits = DEFAULT_LIMITS, **options: int) -> dict[str, Any]:
+def replay(obj: object, *, limits: Limits = DEFAULT_LIMITS, deadline: Deadline | None = None,
+           **options: int) -> dict[str, Any]:
     """Replay a problem (JSON data) and return its answers.
 
     >>> replay({"format": "symshape.problem", "version": 1,
@@ -113,7 +118,7 @@ def replay(obj: object, *, limits: Limits = DEFAULT_LIMITS, **options: int) -> d
     ...         "facts": [{"rel": "b == 2 * a"}]})["bounds"]
     {'a': [1, 4], 'b': [2, 8]}
     """
-    return answers_from_solver(solver_from_problem(obj, limits=limits, **options))
+    return answers_from_solver(solver_from_problem(obj, limits=limits, deadline=deadline, **options))
 
 
 def _guard_answer(rel: sympy.Basic, hint: bool | None, result: bool, decided: Truth) -> dict[str, Any]:
@@ -161,13 +166,27 @@ _REQUEST_FIELDS: Mapping[str, tuple[str, ...]] = {
 }
 
 
+_DISCARDING_OPS: Mapping[str, int] = {"new": 2, "load": 2, "violations": 1, "answers": 1}
+"""Ops that drop a solver (the session's, or a spec-only replica), with the ``gc`` generation
+to collect afterwards. A solver's state holds reference cycles, so without a collection its
+Z3 context (tens of MiB of native memory, invisible to the collector's thresholds) would
+live on until some later full collection: the server's memory grew by ~25 MiB per dropped
+solver. Replicas are young (generation 1 suffices); a replaced session solver is old."""
+
+
 class Session:
     """One ``serve`` conversation: a current solver; a request in, a response out.
 
-    Every request runs within the session's :class:`~solver.limits.Limits`. A request that
-    fails changes nothing it had not recorded; one interrupted by the time limit (or by a
-    bug) leaves the solver rebuilt from its record, so the state is always what the
-    ``problem`` op shows and what a replay of it gives.
+    Every request runs within the session's :class:`~solver.limits.Limits`. Its Z3 queries
+    stop shortly before the time limit (the session's :class:`~solver.smt.Deadline`, shared
+    by every solver it builds), so a request stuck in Z3 still answers, soundly
+    (``unknown``, or looser bounds). A request that fails changes nothing it had not
+    recorded; one interrupted by the time limit in Python code (or by a bug) answers at
+    once, and the solver is rebuilt from its record before the next request (:meth:`settle`;
+    :func:`serve` calls it right after answering), so the state is always what the
+    ``problem`` op shows and what a replay of it gives. Should the rebuild itself run past
+    ``Limits.rebuild_time_limit``, the solver is reset to an empty one and the next response
+    carries a ``notice`` saying so.
 
     >>> session = Session()
     >>> session.handle_line('{"id": 1, "op": "symbol", "name": "n", "lo": 2, "hi": 8}')
@@ -183,7 +202,10 @@ class Session:
     def __init__(self, *, limits: Limits = DEFAULT_LIMITS, **options: int) -> None:
         self.options = dict(options)
         self.limits = limits
-        self.solver = Solver(**options)
+        self.deadline = Deadline()
+        self.solver = self._new_solver()
+        self._stale = False  # a request was interrupted: rebuild before the next one
+        self._notice: str | None = None  # for the next response
 
     def handle_line(self, line: str) -> dict[str, Any]:
         """Answer one JSON request line; never raises for bad input."""
@@ -197,14 +219,30 @@ class Session:
         return self.handle(request)
 
     def handle(self, request: object) -> dict[str, Any]:
-        """Answer one decoded request: ``{"id": ..., <result fields>}`` or ``{"id", "error"}``."""
+        """Answer one decoded request: ``{"id": ..., <result fields>}`` or ``{"id", "error"}``,
+        plus ``notice`` when the solver had to be reset since the last response."""
+        self.settle()
+        response = self._answer(request)
+        if self._notice is not None:
+            response["notice"], self._notice = self._notice, None
+        return response
+
+    def settle(self) -> None:
+        """Rebuild the solver from its record if a request was interrupted (a no-op else)."""
+        if self._stale:
+            self._stale = False
+            self._rebuild()
+
+    def _answer(self, request: object) -> dict[str, Any]:
         rid = request.get("id") if isinstance(request, dict) else None
         try:
             op = _request_op(request)
             assert isinstance(request, dict)  # _request_op raised ProtocolError otherwise
             _check_fields(request, op)
-            with time_limit(self.limits.time_limit):
+            with time_limit(self.limits.time_limit, deadline=self.deadline):
                 body = getattr(self, f"_op_{op}")(request)
+            if op in _DISCARDING_OPS:
+                gc.collect(_DISCARDING_OPS[op])
         except TimeLimitError as exc:
             return _error(rid, TimeLimitError(f"{exc}; {self._recover()}"))
         except (SolverError, ShapesError) as exc:
@@ -218,17 +256,31 @@ class Session:
         return {"id": rid, **body}
 
     def _recover(self) -> str:
-        """Rebuild the solver from its record after an interrupted request."""
+        """Mark the solver for a rebuild from its record (after an interrupted request)."""
+        self._stale = True
+        return "the solver is rebuilt from its record before the next request"
+
+    def _rebuild(self) -> None:
         try:
-            with time_limit(self.limits.rebuild_time_limit, "rebuilding the solver"):
+            with time_limit(self.limits.rebuild_time_limit, "rebuilding the solver", self.deadline):
                 record = codec.capture(self.solver)
-                self.solver = codec.restore(record, Solver(**self.options))
-        except Exception:  # noqa: BLE001 - whatever went wrong, never keep a damaged solver
-            self.solver = Solver(**self.options)
-            return "the solver could not be rebuilt from its record and is now empty"
-        return "the solver was rebuilt from its record (op \"problem\" shows it)"
+                self.solver = codec.restore(record, self._new_solver())
+            gc.collect()
+        except Exception as exc:  # noqa: BLE001 - whatever went wrong, never keep a damaged solver
+            self.solver = self._new_solver()
+            self.reset(f"the solver could not be rebuilt from its record after an interrupted "
+                       f"request ({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''})")
+
+    def reset(self, why: str) -> None:
+        """Replace the solver by an empty one; the next response carries a ``notice``."""
+        self.solver = self._new_solver()
+        self._stale = False
+        self._notice = f"{why}; the session's solver was reset to an empty one"
 
     # helpers
+    def _new_solver(self) -> Solver:
+        return Solver(deadline=self.deadline, **self.options)
+
     def _names(self) -> dict[str, sympy.Symbol]:
         return {i.symbol.name: i.symbol for i in self.solver.symbols}
 
@@ -252,7 +304,7 @@ class Session:
     # ops (one method per entry of SERVE_OPS)
     def _op_new(self, r: Mapping[str, Any]) -> dict[str, Any]:
         self.options = {k: _positive_int(r[k], k) for k in ("rlimit", "enum_limit") if k in r}
-        self.solver = Solver(**self.options)
+        self.solver = self._new_solver()
         return {"ok": True}
 
     def _op_symbol(self, r: Mapping[str, Any]) -> dict[str, Any]:
@@ -312,7 +364,7 @@ class Session:
             raise ProtocolError("problem: missing")
         check_problem_data(r["problem"], self.limits)
         problem = Problem.from_dict(r["problem"])
-        self.solver = codec.restore(problem, Solver(**self.options))
+        self.solver = codec.restore(problem, self._new_solver())
         return {"ok": True, "symbols": len(problem.symbols), "facts": len(problem.facts),
                 "guards": len(problem.guards)}
 
@@ -367,5 +419,6 @@ def serve(lines: Iterable[str], out: TextIO, *, limits: Limits = DEFAULT_LIMITS,
             continue
         out.write(json.dumps(session.handle_line(line)) + "\n")
         out.flush()
+        session.settle()  # a rebuild after an interrupted request, once its answer is out
         count += 1
     return count

@@ -5,6 +5,11 @@ gives the same answer on any machine; running out of budget answers ``unknown``,
 Searches made of many queries (unsat cores, bounds by bisection) share one :class:`Budget`
 of one ``rlimit`` for the whole search; no unbounded optimizer is ever run.
 
+Z3 does not count every native step against the ``rlimit`` (nonlinear arithmetic over huge
+constants can run for minutes on a small count), so a service also gives each solver a
+:class:`Deadline`: past it, every query stops (Z3's ``timeout``, then no query at all) and
+answers ``unknown``, which every caller reads soundly (never TRUE/FALSE).
+
 >>> import sympy
 >>> from shapes import int_symbol, FloorDiv
 >>> n = int_symbol("n")
@@ -18,7 +23,9 @@ of one ``rlimit`` for the whole search; no unbounded optimizer is ever run.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 
 import sympy
 import z3
@@ -26,18 +33,65 @@ import z3
 from shapes.errors import UnsupportedExpressionError
 from shapes.expr import FloorDiv
 
-__all__ = ["Smt", "Budget", "DEFAULT_RLIMIT", "SEED"]
+__all__ = ["Smt", "Budget", "Deadline", "DEFAULT_RLIMIT", "SEED"]
 
 DEFAULT_RLIMIT = 2_000_000
 SEED = 0
 WITNESSES = 8  # models kept as witnesses (each satisfies every fact added since it was found)
+NO_TIMEOUT = 4_294_967_295  # Z3's default ``timeout`` (ms): none
+
+
+class Deadline:
+    """A wall-clock end for Z3 queries, shared by the solvers of one session (mutable by
+    design: the session moves it per request; its solvers and their replicas read it).
+
+    ``until`` is a ``time.monotonic()`` instant, or None for no deadline.
+
+    >>> d = Deadline()
+    >>> d.timeout_ms() is None
+    True
+    >>> with d.within(10.0):
+    ...     0 < d.timeout_ms() <= 10_000
+    True
+    >>> with d.within(0.0):
+    ...     d.timeout_ms()
+    0
+    >>> d.until is None
+    True
+    """
+
+    __slots__ = ("until",)
+
+    def __init__(self) -> None:
+        self.until: float | None = None
+
+    def timeout_ms(self) -> int | None:
+        """Milliseconds left (0 when past), or None without a deadline."""
+        if self.until is None:
+            return None
+        return max(0, int((self.until - time.monotonic()) * 1000))
+
+    @contextmanager
+    def within(self, seconds: float | None) -> Iterator[None]:
+        """Inside the block, queries stop ``seconds`` from now (None: no deadline); an
+        earlier deadline already set stays in force. Restored on exit."""
+        saved = self.until
+        if seconds is not None:
+            end = time.monotonic() + seconds
+            self.until = end if saved is None else min(saved, end)
+        try:
+            yield
+        finally:
+            self.until = saved
 
 
 class Smt:
     """One incremental Z3 solver holding the facts, with push/pop scopes."""
 
-    def __init__(self, rlimit: int = DEFAULT_RLIMIT) -> None:
+    def __init__(self, rlimit: int = DEFAULT_RLIMIT, deadline: Deadline | None = None) -> None:
         self.rlimit = rlimit
+        self.deadline = deadline or Deadline()
+        self._live_timed = False  # the incremental solver carries a timeout from a deadline
         self._ctx: z3.Context | None = None  # built on the first query: most solvers never need Z3
         self._live: z3.Solver | None = None
         self._pending: list[list[sympy.Basic]] = [[]]  # facts per scope level, until Z3 is built
@@ -190,6 +244,8 @@ class Smt:
         """``'sat'``, ``'unsat'`` or ``'unknown'`` for the facts plus ``extra``."""
         self.queries += 1
         s = self._solver
+        if not self._arm_live(s):
+            return "unknown"
         s.push()
         try:
             for x in extra:
@@ -218,11 +274,13 @@ class Smt:
             s.add(z3.Implies(lit, self.translate(f)))
         if goal is not None:
             s.add(self.translate(goal))
-        if budget.check(s, lits) != z3.unsat:
+        if not self._arm(s) or budget.check(s, lits) != z3.unsat:
             return None
         core = {str(c) for c in s.unsat_core()}
         chosen = [i for i in range(len(facts)) if f"__fact{i}" in core]
         for i in list(chosen):  # deletion pass: make the core minimal while the budget lasts
+            if not self._arm(s):
+                break
             trial = [j for j in chosen if j != i]
             r = budget.check(s, [lits[j] for j in trial])
             if r == z3.unsat:
@@ -238,7 +296,9 @@ class Smt:
         the value of ``expr`` in it. Every probe spends from ``budget``."""
         if facts is None:
             s = self._solver
+            arm = self._arm_live
         else:
+            arm = self._arm
             s = self._new_solver()
             for f in facts:
                 s.add(f if isinstance(f, z3.ExprRef) else self.translate(f))
@@ -246,6 +306,8 @@ class Smt:
 
         def probe(t: int | None) -> tuple[str, int | None]:
             self.queries += 1
+            if not arm(s):
+                return ("unknown", None)
             s.push()
             try:
                 if t is not None:
@@ -259,6 +321,26 @@ class Smt:
                 s.pop()
 
         return probe
+
+    # -- the deadline ------------------------------------------------------------------------
+    def _arm(self, s: z3.Solver) -> bool:
+        """Give a query solver the time left until the deadline; False when none is left."""
+        ms = self.deadline.timeout_ms()
+        if ms is None:
+            return True
+        s.set("timeout", max(ms, 1))
+        return ms > 0
+
+    def _arm_live(self, s: z3.Solver) -> bool:
+        """:meth:`_arm` for the incremental solver, which outlives deadlines: its timeout is
+        lifted again once no deadline is set."""
+        if self.deadline.until is None:
+            if self._live_timed:
+                s.set("timeout", NO_TIMEOUT)
+                self._live_timed = False
+            return True
+        self._live_timed = True
+        return self._arm(s)
 
 
 class Budget:

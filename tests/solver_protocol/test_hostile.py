@@ -160,7 +160,7 @@ def test_time_limit_interrupts_and_keeps_the_session_consistent() -> None:
     session.limits = Limits(time_limit=0.01)
     response = session.handle_line('{"op": "answers"}')
     assert response["error"]["type"] == "TimeLimitError", response
-    assert "rebuilt from its record" in response["error"]["message"]
+    assert "rebuilt from its record before the next request" in response["error"]["message"]
     session.limits = Limits(time_limit=30.0)
     assert session.handle_line('{"op": "problem"}')["problem"] == before
     assert session.handle_line('{"op": "decide", "rel": "s0 + s1 <= 9"}')["truth"] == "true"

@@ -68,6 +68,10 @@ class Site:
 _REFS = "torch/_refs/__init__.py"
 _PRIMS = "torch/_prims/__init__.py"
 _FAKE = "torch/_subclasses/fake_tensor.py"
+_DECOMP = "torch/_decomp/decompositions.py"
+_MATMUL_FOLD = ("matmul's decomposition folds batch dims: expand(...).reshape(...) of an operand; reshape's "
+                "kernel decides view-or-copy (computeStride skips size-1 dims), either op holds the expanded "
+                "operand's row-major data, and a size-1 dim never blocks a view, so the op recorded stays valid at 1")
 _VIEW_GROUPING = ("view/reshape grouping: which input dims collapse or split to form the target "
                   "shape; the result holds the input's row-major data whatever the grouping, and "
                   "the graph records the view/reshape op with its target shape")
@@ -78,6 +82,8 @@ NEUTRAL_SITES: Mapping[tuple[str, str, str], str] = MappingProxyType({
     (_REFS, "_reshape_view_helper_core_alg", "if accum != length:"): _VIEW_GROUPING,
     (_PRIMS, "_collapse_view_helper", "if shape[idx] != 1:"):
         "the stride of a collapsed view skips size-1 dims; a size-1 dim's stride never locates an element",
+    (_DECOMP, "matmul", "tensor1_expanded = tensor1.expand(tensor1_expand_size).reshape("): _MATMUL_FOLD,
+    (_DECOMP, "matmul", "tensor2_expanded = tensor2.expand(tensor2_expand_size).reshape("): _MATMUL_FOLD,
     (_FAKE, "_get_output_tensor_from_cache_entry", "empty.set_(storage, storage_offset, shape, stride)"):
         "the fake-tensor cache re-creates a cached output's metadata (guards suppressed by torch); "
         "no op is recorded and no value computed",

@@ -8,13 +8,14 @@ frame outside torch's symbolic machinery (``torch/fx/experimental``, ``torch/uti
 :data:`NEUTRAL_SITES` lists the places of torch 2.13 whose decision only chooses metadata
 that cannot change the values a graph computes at size 1: the stride of a size-1 dim,
 how a view/reshape groups dims (the values of a view/reshape are the row-major data of
-its input whatever the grouping), the fake-tensor cache re-creating an output's metadata.
+its input whatever the grouping), the fake-tensor cache re-creating an output's metadata,
+matmul's decomposition folding batch dims (``expand(...).reshape(...)``: view or copy).
 Each entry is keyed by (file suffix, function, source line text) and carries a one-line
 justification. A line whose text changed (another torch) is not in the table: unknown
 means not covered. Every entry was read in the torch 2.13 source; nothing else is listed
 (``squeeze()`` without dims, for instance, changes a shape at size 1 and is not here).
 
-Two more kinds of entries, each with its own justification:
+Three more kinds of entries, each with its own justification:
 
 * :data:`NEUTRAL_OPS`: a decision asked while torch computes the fake output of an aten op
   that ``proxy_call`` has **already recorded as one graph node** (the op, with its
@@ -22,6 +23,9 @@ Two more kinds of entries, each with its own justification:
   the meta function mimics); the node runs the real kernel at run time, which handles
   size 1 as eager does. Listed only for ops whose output shape is a function of the
   arguments with no size-1 case (so the graph traced after them stays valid at 1).
+* :data:`NEUTRAL_FUNCTIONS`: a decision asked directly by a torch function's C++ code (as
+  non-strict export's torch-function mode calls it), for functions whose every outcome
+  yields the same values (``contiguous()``: its input or a contiguous copy of it).
 * :data:`CONDITIONAL_SITES`: a line whose decision cannot change what the line computes
   **given the state of its frame when the question was asked** (a condition read from
   the frame's locals/globals, without calling user code). The condition is checked for

@@ -4,9 +4,10 @@ general program is still right at size 1.
 :func:`export.floor_policy.floor_policy` names the decisions that relied on the floor.
 Each gets evidence of one of two kinds, recorded as :class:`ZeroOneEvidence`:
 
-* ``site``: every place that asked it is in the table of value-neutral torch places
-  (:data:`export.sites.NEUTRAL_SITES`: the stride of a size-1 dim, view/reshape grouping,
-  the fake-tensor cache);
+* ``site``: every place that asked it is in a table of value-neutral places
+  (:mod:`export.sites`: torch lines such as the stride of a size-1 dim, view/reshape
+  grouping, the fake-tensor cache; the kernel of an op already recorded as a node; a
+  torch function's own check; library lines neutral given their frame's state);
 * ``retrace``: for the dims the table leaves uncovered, a **boundary re-trace** with those
   dims at example size 1 kept symbolic (torch's ``specialize_zero_one`` off). The point
   ``S`` (a set of dims at 1, the others ``>= 2``) is covered when the boundary graph equals

@@ -25,9 +25,10 @@ floor-needing decision of the zoo (before: one boundary re-trace on every decode
 on T5). Direct exports: gpt2 1.24, llama 1.07, t5 0.59, vit 1.06 / 1.01, llama_kv 1.13, median
 1.066 over 6 (target 1.10: met; was 1.3-2.5, t5 4.1). Failing exports including the fix:
 ``separate`` 1.55-2.25 (median 1.70), ``shared`` bert 1.36, ``batch1`` 2.2-2.4 (gpt2, llama, t5),
-vit 3.09, llama_kv 3.14, bert 4.58; median 2.242 over 12 (target 2.0: missed). Every failing ``batch1`` export re-exports twice to verify its two choices (the dim static,
-a larger example) before offering them, where torch offers one unverified: that, not the 0/1
-evidence, is what keeps the fix path above 2.0. Sizes: symshape runs every size torch's program
+vit 3.09, llama_kv 3.14, bert 4.58; median 2.242 over 12 (target 2.0: missed). Every failing
+``batch1`` export re-exports twice to verify its two choices (the dim static, a larger example)
+before offering them, where torch offers one unverified: that, not the 0/1 evidence, is what
+keeps the fix path above 2.0. Sizes: symshape runs every size torch's program
 runs (both: ok 261, silently wrong 0, refused although eager runs 87, all of them the
 batch-1 rows' static batch after the fix).
 """

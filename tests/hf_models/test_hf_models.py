@@ -54,14 +54,10 @@ TESTED = [name for name, m in MODELS.items() if not m.heavy]
 # export of a model that exports directly, and every batch-1 fix, now runs batch 1 / seq 1 like
 # eager; every fix re-exports. What is left: programs built from a *fix* (separate Dims, and BERT /
 # DistilBERT whose fix bounds seq <= 64) still refuse seq 1 / batch 1 where eager runs them.
-ONE_AFTER_FIX = ("issue 8: the program exported with the applied fix still refuses batch 1 / seq 1 that "
-                 "eager and torch's program run (not analysed yet: a min=2 in the fix, or a decision "
-                 "neither the site table nor the boundary re-trace covers)")
-REFUSES: dict[tuple[str, str], str] = {
-    (n, v): ONE_AFTER_FIX for n, v in (
-        ("gpt2", "separate"), ("llama", "separate"), ("qwen2", "separate"), ("t5", "separate"),
-        ("llama_kv", "separate"), ("bert", "shared"), ("bert", "separate"), ("bert", "batch1"),
-        ("distilbert", "shared"), ("distilbert", "separate"), ("distilbert", "batch1"))}
+# Measured again after the site tables covered the zoo (recorded ops, torch functions,
+# transformers' sdpa lines; branch zo-speed, 2026-12-01): the programs built from a fix (separate
+# Dims, BERT / DistilBERT with seq <= 64) run batch 1 / seq 1 like eager too; nothing is left here.
+REFUSES: dict[tuple[str, str], str] = {}
 NO_REEXPORT: dict[tuple[str, str], str] = {}
 
 

@@ -112,7 +112,7 @@ def finish(ep: ExportedProgram, trace: Trace, zero_one: ZeroOne = NOTHING) -> Sy
     trace must know every symbol of ``ep.range_constraints``
     (:meth:`export.guards.SolverBridge.trace` declares them); ``zero_one`` is the
     evidence that lets dims drop torch's ``>= 2`` floor (:mod:`export.zero_one`)."""
-    policy = floor_policy(trace, zero_one.covered, zero_one.relieved, zero_one.kept)
+    policy = zero_one.policy or floor_policy(trace, zero_one.covered, zero_one.relieved, zero_one.kept)
     s = policy.final
     inputs = trace.inputs
     ranges = {}

@@ -4,9 +4,10 @@ general program is still right at size 1.
 :func:`export.floor_policy.floor_policy` names the decisions that relied on the floor.
 Each gets evidence of one of two kinds, recorded as :class:`ZeroOneEvidence`:
 
-* ``site``: every place that asked it is in the table of value-neutral torch places
-  (:data:`export.sites.NEUTRAL_SITES`: the stride of a size-1 dim, view/reshape grouping,
-  the fake-tensor cache);
+* ``site``: every place that asked it is in a table of value-neutral places
+  (:mod:`export.sites`: torch lines such as the stride of a size-1 dim, view/reshape
+  grouping, the fake-tensor cache; the kernel of an op already recorded as a node; a
+  torch function's own check; library lines neutral given their frame's state);
 * ``retrace``: for the dims the table leaves uncovered, a **boundary re-trace** with those
   dims at example size 1 kept symbolic (torch's ``specialize_zero_one`` off). The point
   ``S`` (a set of dims at 1, the others ``>= 2``) is covered when the boundary graph equals
@@ -30,7 +31,7 @@ import sympy
 from torch.export import ExportedProgram
 
 from export import _torch_compat as tc
-from export.floor_policy import floor_policy, is_floor, needed_floor, relaxed_solver
+from export.floor_policy import FloorPolicy, floor_policy, is_floor, needed_floor, relaxed_solver
 from export.sites import covered, justification
 from export.trace import Trace
 from shapes.printing import to_python
@@ -72,13 +73,16 @@ class ZeroOne:
     """The outcome: ``covered`` decisions (by the site table), ``relieved`` root dims (by
     a boundary re-trace: all their decisions), ``kept`` root dims that keep the floor
     whatever covers their decisions (torch's own guards reject size 1), the ``evidence``
-    records, and the number of boundary ``retraces`` run."""
+    records, and the number of boundary ``retraces`` run. ``policy`` is the floor policy
+    of exactly these ``covered``/``relieved``/``kept`` when one was built (reused by
+    :func:`export.program.finish` instead of building it again)."""
 
     covered: frozenset[sympy.Basic]
     relieved: frozenset[sympy.Symbol]
     evidence: tuple[ZeroOneEvidence, ...]
     retraces: int = 0
     kept: frozenset[sympy.Symbol] = frozenset()
+    policy: FloorPolicy | None = None
 
 
 NOTHING = ZeroOne(frozenset(), frozenset(), ())
@@ -111,23 +115,26 @@ def zero_one(trace: Trace, program: ExportedProgram | None = None, boundary: Bou
             open_roots.append(root)
     points = _Points(trace, program, needed, open_roots, boundary if program is not None else None)
     relieved, retrace_records = _retrace(trace, needed, covered_rels, open_roots, points)
-    blocked = _torch_checks(trace, program, needed, covered_rels, relieved)
+    policy = floor_policy(trace, covered_rels, relieved) if program is not None and (covered_rels or relieved) else None
+    blocked = _torch_checks(trace, program, needed, policy)
     if blocked:
         names = {_dim_name(trace, r): g for r, g in blocked.items()}
         records = [_blocked(e, names) for e in records]
         retrace_records = [_blocked(e, names) for e in retrace_records]
         relieved = frozenset(r for r in relieved if r not in blocked)
+        policy = None  # built without the kept dims: finish builds the final one
     return ZeroOne(frozenset(covered_rels), relieved, tuple(records + retrace_records), points.runs,
-                   frozenset(blocked))
+                   frozenset(blocked), policy)
 
 
 def _torch_checks(trace: Trace, program: ExportedProgram | None, needed: Mapping[sympy.Symbol, tuple[sympy.Basic, ...]],
-                  covered_rels: set[sympy.Basic], relieved: frozenset[sympy.Symbol]) -> dict[sympy.Symbol, str]:
+                  policy: FloorPolicy | None) -> dict[sympy.Symbol, str]:
     """Root dims whose size 1 torch's own recorded guards (the program's run-time input
-    checks) still reject: relieving them would report a range the program does not run."""
-    if program is None or not (covered_rels or relieved):
+    checks) still reject under ``policy`` (the relieved one): relieving them would report
+    a range the program does not run."""
+    if program is None or policy is None:
         return {}
-    final = floor_policy(trace, covered_rels, relieved).final
+    final = policy.final
     out: dict[sympy.Symbol, str] = {}
     for guard in tc.recorded_guards(program):
         rel = trace.convert(guard)

@@ -12,7 +12,7 @@ import torch
 from torch.export import Dim
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from zero_one_models import ClsToken, EqOne, LinView  # noqa: E402
+from zero_one_models import ClsToken, EqOne, Gram, LinView, Scores  # noqa: E402
 
 import export  # noqa: E402
 from export.api import traced  # noqa: E402
@@ -31,6 +31,7 @@ _FUNCTIONS = {
     "is_contiguous": torch._prims_common.is_contiguous,
     "convert": torch._subclasses.fake_impls.conv,  # a closure inside conv
     "are_strides_like_channels_last_or_false": torch._prims_common.are_strides_like_channels_last_or_false,
+    "matmul": torch._decomp.decompositions.matmul,
 }
 
 # (file suffix, function, line) -> a model whose export asks a floor-needing decision there
@@ -41,6 +42,10 @@ HITS = {
     ("torch/_prims/__init__.py", "_collapse_view_helper", "if shape[idx] != 1:"): "view",
     ("torch/_subclasses/fake_tensor.py", "_get_output_tensor_from_cache_entry",
      "empty.set_(storage, storage_offset, shape, stride)"): "cls",
+    ("torch/_decomp/decompositions.py", "matmul",
+     "tensor1_expanded = tensor1.expand(tensor1_expand_size).reshape("): "gram",
+    ("torch/_decomp/decompositions.py", "matmul",
+     "tensor2_expanded = tensor2.expand(tensor2_expand_size).reshape("): "scores",
 }
 # (file suffix, function, line) -> a model whose export asks there whether a derived or
 # intermediate size is 0/1, answered with no fact (Trace.neutral, SolverBridge.on_neutral)
@@ -127,6 +132,9 @@ NEUTRAL_MODELS = {
 MODELS = {
     "view": (LinView, (torch.randn(3, 5, 8),), {"x": {0: Dim("b"), 1: Dim("s")}}),
     "cls": (ClsToken, (torch.randn(3, 5, 8),), {"x": {0: Dim("b")}}),
+    "gram": (Gram, (torch.randn(2, 4, 5, 8),), {"q": {0: Dim("b"), 2: Dim("s")}}),
+    "scores": (Scores, (torch.randn(2, 4, 5, 8), torch.randn(2, 4, 5, 8)),
+               {"q": {0: Dim("b"), 2: Dim("s")}, "k": {0: Dim("b"), 2: Dim("s")}}),
 }
 
 
@@ -197,3 +205,13 @@ def test_asking_site_skips_torch_check_and_says_so() -> None:
     probe()
     (raw, via_check), = seen
     assert raw[2] == "test_asking_site_skips_torch_check_and_says_so" and not via_check
+
+
+@pytest.mark.parametrize("name", ["gram", "scores"])
+def test_matmul_fold_at_size_1_runs_like_eager(name: str, programs: dict) -> None:
+    make, args, _ = MODELS[name]
+    model, ep = make(), programs[name]
+    assert ep.symshape.stats["boundary_retraces"] == 0
+    for b, s in [(1, 1), (3, 1), (1, 4)]:
+        small = tuple(torch.randn(b, a.shape[1], s, a.shape[3]) for a in args)
+        assert torch.allclose(ep.module()(*small), model(*small), atol=1e-5)

@@ -68,3 +68,17 @@ class SecondDimOnly(torch.nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         y = x * 3 if x.shape[0] > 1 else x * 3
         return y + 1 if x.shape[1] > 1 else y - 1
+
+
+class Gram(torch.nn.Module):
+    """matmul's decomposition folds the batch dims of its first operand (a transposed view)."""
+
+    def forward(self, q: torch.Tensor) -> torch.Tensor:
+        return torch.matmul(q.transpose(3, 2), q)
+
+
+class Scores(torch.nn.Module):
+    """Attention scores: matmul's decomposition folds the batch dims of ``k.transpose``."""
+
+    def forward(self, q: torch.Tensor, k: torch.Tensor) -> torch.Tensor:
+        return torch.matmul(q, k.transpose(3, 2))

@@ -54,15 +54,11 @@ TESTED = [name for name, m in MODELS.items() if not m.heavy]
 # export of a model that exports directly, and every batch-1 fix, now runs batch 1 / seq 1 like
 # eager; every fix re-exports. What is left: programs built from a *fix* (separate Dims, and BERT /
 # DistilBERT whose fix bounds seq <= 64) still refuse seq 1 / batch 1 where eager runs them.
-# fix-floors (2026-12-01): fixes no longer declare torch's >= 2 floor (the re-export decides from
-# its own 0/1 evidence), which un-marked gpt2/llama/qwen2/t5/llama_kv separate and bert
-# shared/separate/batch1. DistilBERT still refuses seq 1 where eager runs it: its fix has no
-# min=2 now, but the re-export's boundary re-trace at seq = 1 yields another graph (sdpa's
-# `is_causal = q_length > 1 ...`), so the program keeps the floor (sound, not yet the weakest).
-ONE_AFTER_FIX = ("issue 8: DistilBERT's program refuses seq 1 that eager runs: the boundary re-trace at seq = 1 "
-                 "gives another graph (sdpa is_causal = q_length > 1), so the floor is kept")
-REFUSES: dict[tuple[str, str], str] = {
-    (n, v): ONE_AFTER_FIX for n, v in (("distilbert", "shared"), ("distilbert", "separate"), ("distilbert", "batch1"))}
+# Measured again after the site tables covered the zoo (recorded ops, torch functions,
+# transformers' sdpa lines; branch zo-speed, 2026-12-01): the programs built from a fix (separate
+# Dims, BERT / DistilBERT with seq <= 64) run batch 1 / seq 1 like eager too; nothing is left here
+# (with fix-floors' fixes without the >= 2 floor, merged the same day).
+REFUSES: dict[tuple[str, str], str] = {}
 NO_REEXPORT: dict[tuple[str, str], str] = {}
 
 

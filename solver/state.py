@@ -123,8 +123,9 @@ class State:
             self.hints[sym] = hint
         return sym
 
-    def record_fact(self, rel: sympy.Basic, reason: Reason, absorbed: bool) -> None:
-        """Append a fact the union-find took (``absorbed``) or that stays residual."""
+    def record_fact(self, rel: sympy.Basic, reason: Reason, absorbed: bool, at_hint: bool | None = None) -> None:
+        """Append a fact the union-find took (``absorbed``) or that stays residual;
+        ``at_hint`` is its value at the example point when the caller already knows it."""
         self.facts.append(Fact(rel, reason, len(self.facts)))
         self.smt.add(rel)
         if not absorbed:
@@ -133,7 +134,7 @@ class State:
                 self.uf.touch(sym)
                 self.mentions.setdefault(sym, []).append(len(self.facts) - 1)
         if self.hints_ok:
-            self.hints_ok = bool(evaluate(rel, self.hints))
+            self.hints_ok = at_hint if at_hint is not None else bool(evaluate(rel, self.hints))
         self.learns += 1
 
     # -- reading ----------------------------------------------------------------------------
@@ -193,7 +194,10 @@ class State:
         """A linear relation over the class leaders: ``(op, coeffs, const)`` meaning
         ``sum(coeffs[r] * r) + const op 0``, a bool when it is constant there, None when not
         linear. Read off the sympy tree and the union-find with no sympy arithmetic."""
-        form = stages.linear_form(rel)
+        forms = self.memo.linear
+        form = forms.get(rel, False)
+        if form is False:
+            form = forms[rel] = stages.linear_form(rel)
         if form is None:
             return None
         op, coeffs, const = form

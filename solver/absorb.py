@@ -24,7 +24,7 @@ import math
 import sympy
 
 from shapes.relation import RELATION_TYPES
-from solver import periodic, pipeline, propagate, stages
+from solver import narrowing, periodic, pipeline, propagate, stages
 from solver.congruence import solve_linear
 from solver.errors import ContradictionError
 from solver.interval import Interval
@@ -175,29 +175,5 @@ def _absorb_shape(st: State, shape: periodic.ClassShape | None) -> bool | None:
 
 def _propagate(st: State, rel: sympy.Basic) -> bool:
     """Narrow class ranges through ``rel`` and the residual facts it reaches (see
-    :mod:`solver.propagate`); False when a range comes out empty (a contradiction). A fact
-    is queued once at a time; a range that does not narrow queues nothing."""
-    todo, queued, visits = [rel], {rel}, 0
-    uf = st.uf
-    while todo and visits < propagate.MAX_VISITS:
-        fact = todo.pop()
-        queued.discard(fact)
-        lin = st.linear(fact)
-        visits += 1
-        if lin is None or isinstance(lin, bool) or lin[0] == "!=":
-            continue
-        for root, rng in propagate.implied(lin[0], lin[1], lin[2], st.range_lookup).items():
-            lo, hi = st.range_lookup(root)
-            if rng[0] <= lo and hi <= rng[1]:
-                continue  # nothing to narrow
-            if not uf.restrict(root, rng):
-                return False
-            if st.range_lookup(root) == (lo, hi):
-                continue
-            for m in uf.members(root):
-                for i in st.mentions.get(m, ()):
-                    other = st.facts[i].rel
-                    if other not in queued:
-                        queued.add(other)
-                        todo.append(other)
-    return True
+    :mod:`solver.narrowing`); False when a range comes out empty (a contradiction)."""
+    return narrowing.narrow(st, st.linear(rel), rel, propagate.MAX_VISITS)

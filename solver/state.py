@@ -260,7 +260,8 @@ class State:
         ``limit``, nearest first) and the class leaders they and ``expr`` mention."""
         find = self.uf.find
         leaders = list(dict.fromkeys(find(x)[0] for x in sorted(expr.free_symbols, key=self.order)))
-        known, taken, facts = set(leaders), set(), []
+        known, taken = set(leaders), set()
+        facts: list[sympy.Basic] = []
         for leader in leaders:  # grows while it is walked
             for m in self.uf.members(leader):
                 for i in self.mentions.get(m, ()):

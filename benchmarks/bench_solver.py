@@ -25,6 +25,8 @@ Two scale sections (``--scale``, also run by default; ``--no-scale`` skips them)
 
 * union-find: per-operation cost of ``link`` / ``find`` / ``mark+undo`` at 10^3, 10^4, 10^5
   links (chains, reverse chains, stars, balanced merges); flat means the ratio stays near 1;
+  ``find`` also as a ratio to a plain dict lookup of the same keys (the machine's own growth),
+  with the forest depth and the first (compressing) pass;
 * a large problem (``streams.large_problem``): 10,000 symbols + 20,000 mixed facts (chains,
   stars, derived dims, inequalities) loaded with ``assume`` (with and without example values),
   then decisions/s and ``bounds`` time on it, each phase under a wall-clock cap (reported).
@@ -318,12 +320,46 @@ def _uf_pairs(shape: str, n: int) -> list[tuple[int, int]]:
     return pairs[:n]
 
 
+def _depth(uf: UnionFind, sym) -> int:
+    """Edges from ``sym`` up to its tree root (introspection: the forest's shape)."""
+    d = 0
+    while sym in uf._parent:  # noqa: SLF001 - benchmark introspection
+        sym, d = uf._parent[sym][0], d + 1  # noqa: SLF001
+    return d
+
+
+def _steady_find(uf: UnionFind, syms: list, rounds: int = 3) -> tuple[float, float]:
+    """Seconds of a ``find`` pass and of a ``dict.get`` pass over the same keys, each the
+    best of ``rounds`` interleaved passes (the machine is shared: the best is the least noisy)."""
+    get = {x: i for i, x in enumerate(syms)}.get
+    find_s, dict_s = [], []
+    for _ in range(rounds):
+        t0 = time.perf_counter()
+        for x in syms:
+            uf.find(x)
+        t1 = time.perf_counter()
+        for x in syms:
+            get(x)
+        t2 = time.perf_counter()
+        find_s.append(t1 - t0)
+        dict_s.append(t2 - t1)
+    return min(find_s), min(dict_s)
+
+
 def bench_union_find(sizes: tuple[int, ...] = (1_000, 10_000, 100_000)) -> list[dict]:
-    """Per-operation microseconds of link, find and a scoped link undone, as classes grow."""
+    """Per-operation microseconds of link, find and a scoped link undone, as classes grow.
+
+    ``find`` is timed twice over every symbol: the first pass pays for path compression
+    (deep only for balanced merges: union by size bounds depth by log2 n), the second is the
+    steady state. Both are also given as a ratio to a plain ``dict.get`` of the same symbol
+    keys, measured alongside: a Python dict lookup itself gets slower from 10^3 to 10^5 keys
+    (cache misses), so the ratio is the union-find's own growth."""
     out = []
     for shape in ("chain", "reverse_chain", "star", "balanced"):
         for n in sizes:
             syms = [int_symbol(f"u{i}") for i in range(n + 1)]
+            probes = min(2_000, n)
+            extras = [int_symbol(f"e{i}") for i in range(probes)]
             pairs = _uf_pairs(shape, n)
             uf = UnionFind()
             for x in syms:
@@ -333,19 +369,24 @@ def bench_union_find(sizes: tuple[int, ...] = (1_000, 10_000, 100_000)) -> list[
             for a, b in pairs:
                 uf.link(syms[a], 1, syms[b], 0)
             t1 = time.perf_counter()
+            depth = max(_depth(uf, x) for x in syms)
+            t_first = time.perf_counter()
             for x in syms:
                 uf.find(x)
             t2 = time.perf_counter()
-            probes = min(2_000, n)
-            for i in range(probes):  # a scope: link two fresh symbols into the big class, undo
+            find_s, dict_s = _steady_find(uf, syms)
+            t5 = time.perf_counter()
+            for i in range(probes):  # a scope: link a fresh symbol into the big class, undo
                 mark = uf.mark()
-                extra = int_symbol(f"e{i}")
-                uf.add(extra, (0, 10**9))
-                uf.link(extra, 1, syms[i % n], 0)
+                uf.add(extras[i], (0, 10**9))
+                uf.link(extras[i], 1, syms[i % n], 0)
                 uf.undo(mark)
-            t3 = time.perf_counter()
+            t6 = time.perf_counter()
+            per = 1e6 / len(syms)
             out.append({"shape": shape, "links": len(pairs), "link_us": (t1 - t0) / len(pairs) * 1e6,
-                        "find_us": (t2 - t1) / len(syms) * 1e6, "scope_us": (t3 - t2) / probes * 1e6})
+                        "depth": depth, "first_find_us": (t2 - t_first) * per, "find_us": find_s * per,
+                        "dict_us": dict_s * per, "find_per_dict": find_s / dict_s,
+                        "scope_us": (t6 - t5) / probes * 1e6})
     return out
 
 
@@ -386,14 +427,18 @@ def bench_large(n_symbols: int, n_facts: int, cap: float, seed: int) -> list[dic
 
 def report_scale(uf_rows: list[dict], large: list[dict]) -> None:
     print("\n== union-find: microseconds per operation as classes grow (flat = ratio near 1) ==")
-    print(f"{'shape':>14} {'links':>7} {'link us':>8} {'find us':>8} {'scope us':>9}")
+    print(f"{'shape':>14} {'links':>7} {'link us':>8} {'find us':>8} {'scope us':>9} {'depth':>6} "
+          f"{'1st find':>9} {'dict us':>8} {'find/dict':>9}")
     for r in uf_rows:
-        print(f"{r['shape']:>14} {r['links']:>7} {r['link_us']:>8.2f} {r['find_us']:>8.2f} {r['scope_us']:>9.2f}")
+        print(f"{r['shape']:>14} {r['links']:>7} {r['link_us']:>8.2f} {r['find_us']:>8.2f} {r['scope_us']:>9.2f} "
+              f"{r['depth']:>6} {r['first_find_us']:>9.2f} {r['dict_us']:>8.3f} {r['find_per_dict']:>9.2f}")
     for shape in sorted({r["shape"] for r in uf_rows}):
         rows = [r for r in uf_rows if r["shape"] == shape]
         print(f"  {shape}: link cost x{rows[-1]['link_us'] / rows[0]['link_us']:.2f}, find x"
               f"{rows[-1]['find_us'] / rows[0]['find_us']:.2f}, scope x{rows[-1]['scope_us'] / rows[0]['scope_us']:.2f} "
-              f"from {rows[0]['links']} to {rows[-1]['links']} links")
+              f"from {rows[0]['links']} to {rows[-1]['links']} links; a dict lookup of the same keys "
+              f"x{rows[-1]['dict_us'] / rows[0]['dict_us']:.2f}, find per dict lookup "
+              f"x{rows[-1]['find_per_dict'] / rows[0]['find_per_dict']:.2f}")
     print("\n== large problem: assume, decide, bounds (each phase under a wall-clock cap) ==")
     for r in large:
         print(f"  {'with' if r['hints'] else 'without'} example values: declare {r['symbols']} symbols "

@@ -60,9 +60,9 @@ __all__ = [
     "large_problem",
 ]
 
-STAGES = ("cache", "union_find", "interval", "congruence", "boolean", "constant", "witness", "z3", "enumeration",
-          "undecided")
-SLOW_STAGES = ("witness", "z3", "enumeration", "undecided")
+STAGES = ("cache", "union_find", "interval", "congruence", "boolean", "constant", "witness", "refutation", "z3",
+          "enumeration", "undecided")
+SLOW_STAGES = ("witness", "refutation", "z3", "enumeration", "undecided")
 CHEAP_STAGES = tuple(s for s in STAGES if s not in SLOW_STAGES)
 
 REAL_STREAMS_PATH = Path("/work/shared/data/torch213_guard_streams.jsonl")

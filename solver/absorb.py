@@ -24,7 +24,7 @@ import math
 import sympy
 
 from shapes.relation import RELATION_TYPES
-from solver import periodic, pipeline, propagate, stages
+from solver import narrowing, periodic, pipeline, propagate, stages
 from solver.congruence import solve_linear
 from solver.errors import ContradictionError
 from solver.interval import Interval
@@ -39,22 +39,24 @@ _RELATION_OF = {"==": sympy.Eq, "!=": sympy.Ne, ">=": sympy.Ge}
 def assume(st: State, rel: sympy.Basic, reason: Reason | None = None) -> None:
     """Add a fact. A fact that contradicts the known facts raises ContradictionError."""
     rel = st.prepare(rel, "fact")
-    reason = reason or Reason.spec(str(rel))
+    reason = reason or Reason.spelled("spec", rel)
     # consistent when it holds at the example point (which satisfies every fact so far), or
     # when the union-find alone takes it; else ask
-    if st.value_at_hints(rel) is not True and not _absorbs_cleanly(st, rel) and pipeline.decide(st, rel) is Truth.FALSE:
+    at_hint = st.value_at_hints(rel)
+    if at_hint is not True and not _absorbs_cleanly(st, rel) and pipeline.decide(st, rel) is Truth.FALSE:
         raise contradiction(st, rel, reason)
-    add_fact(st, rel, reason)
+    add_fact(st, rel, reason, at_hint)
 
 
-def add_fact(st: State, rel: sympy.Basic, reason: Reason) -> None:
-    """Record a prepared fact known not to be FALSE (a conflict found here still raises)."""
+def add_fact(st: State, rel: sympy.Basic, reason: Reason, at_hint: bool | None = None) -> None:
+    """Record a prepared fact known not to be FALSE (a conflict found here still raises).
+    ``at_hint``: its value at the example point when the caller already knows it."""
     mark = st.uf.mark()
     absorbed = _absorb(st, rel)
     if absorbed is None or (absorbed is False and not _propagate(st, rel)):
         st.uf.undo(mark)
         raise contradiction(st, rel, reason)
-    st.record_fact(rel, reason, absorbed)
+    st.record_fact(rel, reason, absorbed, at_hint)
 
 
 def contradiction(st: State, rel: sympy.Basic, reason: Reason) -> ContradictionError:
@@ -173,17 +175,5 @@ def _absorb_shape(st: State, shape: periodic.ClassShape | None) -> bool | None:
 
 def _propagate(st: State, rel: sympy.Basic) -> bool:
     """Narrow class ranges through ``rel`` and the residual facts it reaches (see
-    :mod:`solver.propagate`); False when a range comes out empty (a contradiction)."""
-    todo, visits = [rel], 0
-    while todo and visits < propagate.MAX_VISITS:
-        lin = st.linear(todo.pop())
-        visits += 1
-        if lin is None or isinstance(lin, bool) or lin[0] == "!=":
-            continue
-        for root, rng in propagate.implied(lin[0], lin[1], lin[2], st.uf.range_of).items():
-            before = st.uf.range_of(root)
-            if not st.uf.restrict(root, rng):
-                return False
-            if st.uf.range_of(root) != before:
-                todo += [st.facts[i].rel for m in st.uf.members(root) for i in st.mentions.get(m, ())]
-    return True
+    :mod:`solver.narrowing`); False when a range comes out empty (a contradiction)."""
+    return narrowing.narrow(st, st.linear(rel), rel, propagate.MAX_VISITS)

@@ -255,5 +255,5 @@ def _unreserved(reason: Reason | None) -> Reason | None:
 
 def _reason_of(reason: Reason | Callable[[], Reason] | None, rel: sympy.Basic) -> Reason:
     if reason is None:
-        return Reason.guard(str(rel))
+        return Reason.spelled("guard", rel)
     return reason if isinstance(reason, Reason) else reason()

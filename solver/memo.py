@@ -12,7 +12,7 @@ Nothing else clears anything. Which counters a table reads follows from what its
 claim: TRUE/FALSE answers, normal forms and Min/Max simplifications stay valid as facts are
 added (ranges only narrow), so they read ``forgets`` only; UNKNOWN answers may be settled by
 any new fact (``forgets``, ``learns``); root forms name the current class leaders
-(``forgets``, ``links``).
+(``forgets``, ``links``); linear forms over symbols depend on the relation alone (none).
 
 >>> clock = [0, 0, 0]
 >>> memo = Memo(lambda: tuple(clock))
@@ -41,6 +41,7 @@ _READS: dict[str, tuple[int, ...]] = {
     "normal": (FORGETS,),  # rooted relation -> normal-form question
     "minmax": (FORGETS,),  # relation -> relation with dominated Min/Max arguments dropped
     "rooted": (FORGETS, LINKS),  # expression -> the same over class leaders
+    "linear": (),  # relation -> its linear form over symbols (a function of the relation alone)
 }
 
 
@@ -85,3 +86,7 @@ class Memo:
     @property
     def rooted(self) -> dict[Any, Any]:
         return self.table("rooted")
+
+    @property
+    def linear(self) -> dict[Any, Any]:
+        return self.table("linear")

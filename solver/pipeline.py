@@ -3,7 +3,10 @@
 :func:`decide` answers from the memo, then a fast path (``symbol op integer`` on a clean
 class), then constants, intervals, the union-find's canonical form, the
 :mod:`solver.stages` pipeline (with Mod/FloorDiv folded by the congruences as a second try),
-witnesses next to the example point, Z3 with its resource limit, and exhaustive enumeration
+witnesses next to the example point (one class moved, or several by a repair walk),
+refutation by range narrowing (:mod:`solver.narrowing`), Z3 with its resource limit (on a
+large problem, past :data:`FULL_SMT_FACTS` residual facts, Z3 sees only the facts near the
+question: then only its unsat answers count, and the rest is UNKNOWN, never a stall), and exhaustive enumeration
 of a small bounded component. Every answer is TRUE, FALSE or UNKNOWN, never a guess.
 
 >>> import sympy
@@ -23,13 +26,16 @@ import sympy
 
 from shapes.errors import UnsupportedExpressionError
 from shapes.relation import BOOL_TYPES, is_relation
-from solver import enumeration, stages
+from solver import enumeration, narrowing, stages
 from solver.stages import Question, Stage
 from solver.state import State
 from solver.truth import Truth
-from solver.witness import Klass, other_point
+from solver.witness import Klass, other_point, repaired_point
 
 __all__ = ["decide"]
+
+FULL_SMT_FACTS = 4_000  # residual facts above which Z3 sees only the facts near a question
+LOCAL_FACTS = 200  # facts near a question that Z3 sees then
 
 _FAST_OPS = {sympy.Eq: "==", sympy.Ne: "!=", sympy.Ge: ">=", sympy.Gt: ">", sympy.Le: "<=", sympy.Lt: "<"}
 # the stages a rooted normal form runs through, cheapest first, with the label stats credit
@@ -168,6 +174,11 @@ def _decide_smt(st: State, rel: sympy.Basic) -> tuple[Truth, str]:
     seen = z.witnessed(rel) | ({at_hint} if at_hint is not None else set())
     if len(seen) == 2 or (at_hint is not None and _moved_witness(st, rel)):
         return Truth.UNKNOWN, "witness"  # two points satisfying every fact disagree on rel
+    refuted = narrowing.decide(st, rel)
+    if refuted is not None:
+        return refuted, "refutation"
+    if len(st.residual) > FULL_SMT_FACTS:
+        return _decide_local(st, rel)
     neg_first = at_hint is not False  # the hint point is a witness for rel when True
     first = z.check([z.negation(term)] if neg_first else [term])
     if first == "unsat":
@@ -187,12 +198,28 @@ def _decide_smt(st: State, rel: sympy.Basic) -> tuple[Truth, str]:
     return Truth.UNKNOWN, "undecided"
 
 
+def _decide_local(st: State, rel: sympy.Basic) -> tuple[Truth, str]:
+    """Z3 over the facts near ``rel`` (see :meth:`solver.state.State.neighbourhood`) and
+    the class data of the classes they mention: fewer facts are weaker premises, so only an
+    unsat answer is conclusive; anything else is UNKNOWN (the budget of a large problem)."""
+    z = st.smt
+    leaders, facts = st.neighbourhood(rel, LOCAL_FACTS)
+    encoding = [z.translate(st.to_roots(f)) for f in facts]
+    encoding += [z.class_term(r, *st.uf.data(r).range, st.uf.data(r).cong, sorted(st.uf.data(r).excluded))
+                 for r in leaders]
+    term = z.translate(st.to_roots(rel))
+    if z.check_local(encoding, z.negation(term)) == "unsat":
+        return Truth.TRUE, "z3"
+    if z.check_local(encoding, term) == "unsat":
+        return Truth.FALSE, "z3"
+    return Truth.UNKNOWN, "undecided"
+
+
 def _moved_witness(st: State, rel: sympy.Basic) -> bool:
     """Whether moving one class of ``rel`` off the example point (see :mod:`solver.witness`)
     gives a feasible point where ``rel`` differs. Only valid while the hints hold."""
     leaders = sorted({st.uf.find(x)[0] for x in rel.free_symbols}, key=st.order)
-    classes = [Klass(r, tuple((m, *st.uf.find(m)[1:]) for m in st.uf.members(r)), st.uf.data(r))
-               for r in leaders[:3]]
+    classes = [_klass(st, r) for r in leaders[:3]]
 
     def facts_of(leader: sympy.Symbol) -> Iterator[sympy.Basic]:
         seen: set[int] = set()
@@ -202,7 +229,13 @@ def _moved_witness(st: State, rel: sympy.Basic) -> bool:
                     seen.add(i)
                     yield st.facts[i].rel
 
-    return other_point(rel, st.hints, classes, facts_of) is not None
+    if other_point(rel, st.hints, classes, facts_of) is not None:
+        return True
+    return repaired_point(rel, st.hints, classes, lambda r: _klass(st, r), facts_of, st.linear) is not None
+
+
+def _klass(st: State, leader: sympy.Symbol) -> Klass:
+    return Klass(leader, tuple((m, *st.uf.find(m)[1:]) for m in st.uf.members(leader)), st.uf.data(leader))
 
 
 def _enumerate(st: State, rel: sympy.Basic) -> Truth | None:

@@ -260,6 +260,18 @@ class Smt:
             s.pop()
         return "sat" if r == z3.sat else "unsat" if r == z3.unsat else "unknown"
 
+    def check_local(self, facts: Sequence[z3.ExprRef], extra: z3.ExprRef) -> str:
+        """``'sat'``, ``'unsat'`` or ``'unknown'`` for ``facts`` and ``extra`` alone, on a
+        fresh solver with the same budget (the incremental one is not touched)."""
+        self.queries += 1
+        s = self._new_solver()
+        try:
+            s.add(*facts, extra)
+            r = s.check()
+        except z3.Z3Exception:
+            return "unknown"
+        return "sat" if r == z3.sat else "unsat" if r == z3.unsat else "unknown"
+
     def core(self, facts: Sequence[sympy.Basic], goal: sympy.Basic | None) -> list[int] | None:
         """Indices of a subset of ``facts`` that, with ``goal``, is unsat: minimal when the
         budget (one ``rlimit`` for the whole search) allows, else a larger but valid core.

@@ -57,6 +57,16 @@ def _both(ge: sympy.Basic, le: sympy.Basic) -> sympy.Basic:
     return rel
 
 
+def _interned(e: sympy.Basic, subs: dict[sympy.Symbol, sympy.Symbol]) -> sympy.Basic:
+    """``e`` over the declared symbol objects (``subs`` maps equal copies to them): every
+    later lookup is then an identity hit, not a structural comparison. A relation is rebuilt
+    unevaluated (it was already evaluated when built; re-evaluating asks sympy's slow
+    assumptions)."""
+    if isinstance(e, RELATION_TYPES):
+        return type(e)(e.lhs.xreplace(subs), e.rhs.xreplace(subs), evaluate=False)
+    return e.xreplace(subs)
+
+
 def _check_declaration(name: str, lo: int | None, hi: int | None, hint: int | None, source: str | None) -> None:
     for label, v in (("lo", lo), ("hi", hi), ("hint", hint)):
         if v is not None and (isinstance(v, bool) or not isinstance(v, int)):
@@ -123,8 +133,9 @@ class State:
             self.hints[sym] = hint
         return sym
 
-    def record_fact(self, rel: sympy.Basic, reason: Reason, absorbed: bool) -> None:
-        """Append a fact the union-find took (``absorbed``) or that stays residual."""
+    def record_fact(self, rel: sympy.Basic, reason: Reason, absorbed: bool, at_hint: bool | None = None) -> None:
+        """Append a fact the union-find took (``absorbed``) or that stays residual;
+        ``at_hint`` is its value at the example point when the caller already knows it."""
         self.facts.append(Fact(rel, reason, len(self.facts)))
         self.smt.add(rel)
         if not absorbed:
@@ -133,7 +144,7 @@ class State:
                 self.uf.touch(sym)
                 self.mentions.setdefault(sym, []).append(len(self.facts) - 1)
         if self.hints_ok:
-            self.hints_ok = bool(evaluate(rel, self.hints))
+            self.hints_ok = at_hint if at_hint is not None else bool(evaluate(rel, self.hints))
         self.learns += 1
 
     # -- reading ----------------------------------------------------------------------------
@@ -144,17 +155,24 @@ class State:
             raise UnknownSymbolError(f"{sym} was never declared with Solver.symbol") from None
 
     def prepare(self, rel: object, what: str = "relation") -> sympy.Basic:
-        """``rel`` in canonical form, checked to be supported and over declared symbols."""
+        """``rel`` in canonical form, checked to be supported and over declared symbols (the
+        declared objects themselves: sympy's symbol cache is bounded, so a client's ``n`` may
+        be an equal copy)."""
         if isinstance(rel, bool):
             return sympy.true if rel else sympy.false
         if not isinstance(rel, sympy.Basic):
             raise UnsupportedExpressionError(f"{what} must be a sympy expression, got {type(rel).__name__}: {rel!r}")
         prepared = canonical(rel)
         check_supported(prepared, what=what)
+        subs = {}
         for s in prepared.free_symbols:
-            if s not in self.symbols:
+            declared = self.by_name.get(s.name)
+            if declared is s:
+                continue
+            if declared is None or declared != s:
                 raise UnknownSymbolError(f"{what} {prepared} mentions {s}, which was never declared with Solver.symbol")
-        return prepared
+            subs[s] = declared
+        return _interned(prepared, subs) if subs else prepared
 
     def clock(self) -> Clock:
         """The state counters the memo reads (see :mod:`solver.memo`)."""
@@ -193,7 +211,10 @@ class State:
         """A linear relation over the class leaders: ``(op, coeffs, const)`` meaning
         ``sum(coeffs[r] * r) + const op 0``, a bool when it is constant there, None when not
         linear. Read off the sympy tree and the union-find with no sympy arithmetic."""
-        form = stages.linear_form(rel)
+        forms = self.memo.linear
+        form = forms.get(rel, False)
+        if form is False:
+            form = forms[rel] = stages.linear_form(rel)
         if form is None:
             return None
         op, coeffs, const = form
@@ -233,6 +254,29 @@ class State:
 
     def residual_facts(self) -> Iterable[Fact]:
         return (self.facts[i] for i in self.residual)
+
+    def neighbourhood(self, expr: sympy.Basic, limit: int) -> tuple[list[sympy.Symbol], list[sympy.Basic]]:
+        """The residual facts reached breadth-first from ``expr``'s classes (at most
+        ``limit``, nearest first) and the class leaders they and ``expr`` mention."""
+        find = self.uf.find
+        leaders = list(dict.fromkeys(find(x)[0] for x in sorted(expr.free_symbols, key=self.order)))
+        known, taken = set(leaders), set()
+        facts: list[sympy.Basic] = []
+        for leader in leaders:  # grows while it is walked
+            for m in self.uf.members(leader):
+                for i in self.mentions.get(m, ()):
+                    if i in taken or len(facts) >= limit:
+                        continue
+                    taken.add(i)
+                    facts.append(self.facts[i].rel)
+                    for x in sorted(self.facts[i].rel.free_symbols, key=self.order):
+                        r = find(x)[0]
+                        if r not in known:
+                            known.add(r)
+                            leaders.append(r)
+            if len(facts) >= limit:
+                break
+        return leaders, facts
 
     def component(self, expr: sympy.Basic) -> tuple[list[sympy.Symbol], list[Fact]]:
         """The roots and residual facts connected to ``expr`` (see :mod:`solver.enumeration`)."""

@@ -8,12 +8,22 @@ Traceback (most recent call last):
 TypeError: a Truth is three-valued; compare it with Truth.TRUE / FALSE / UNKNOWN
 >>> Reason.spec("x.size(0) <= 64")
 Reason(kind='spec', text='x.size(0) <= 64', origin=None, op=None)
+
+A reason may spell its relation lazily (:meth:`Reason.spelled`): printing a sympy relation
+costs more than deciding most of them, and most facts' reasons are never shown. The text is
+filled in on first read and is then the same as an eager ``str(rel)``:
+
+>>> import sympy
+>>> n = sympy.Symbol("n", integer=True)
+>>> lazy = Reason.spelled("spec", sympy.Ge(n, 2))
+>>> lazy == Reason.spec("n >= 2"), lazy.text
+(True, 'n >= 2')
 """
 
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import sympy
 
@@ -61,10 +71,30 @@ class Reason:
     text: str | None = None
     origin: str | None = None
     op: str | None = None
+    rel: sympy.Basic | None = field(default=None, compare=False, repr=False)  # spelled lazily
 
     def __post_init__(self) -> None:
         if self.kind not in REASON_KINDS:
             raise ValueError(f"Reason.kind must be one of {REASON_KINDS}, got {self.kind!r}")
+
+    def __getattr__(self, name: str) -> str | None:
+        """Only reached for an unset slot: the text of a :meth:`spelled` reason, printed
+        (and kept) on first read."""
+        if name != "text":
+            raise AttributeError(name)
+        text = str(object.__getattribute__(self, "rel"))
+        object.__setattr__(self, "text", text)
+        return text
+
+    @staticmethod
+    def spelled(kind: str, rel: sympy.Basic) -> Reason:
+        """A reason whose text is ``str(rel)``, printed only when read (see the module doc)."""
+        if kind not in REASON_KINDS:
+            raise ValueError(f"Reason.kind must be one of {REASON_KINDS}, got {kind!r}")
+        reason = object.__new__(Reason)
+        for name, value in (("kind", kind), ("origin", None), ("op", None), ("rel", rel)):
+            object.__setattr__(reason, name, value)
+        return reason
 
     @staticmethod
     def spec(text: str | None = None, origin: str | None = None) -> Reason:

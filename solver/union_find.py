@@ -317,10 +317,11 @@ class UnionFind:
     def mark(self) -> int:
         return len(self._trail)
 
-    def undo(self, mark: int) -> None:
-        """Undo every change made after ``mark``, in O(changes)."""
+    def undo(self, mark: int, *, forget: bool = True) -> None:
+        """Undo every change made after ``mark``, in O(changes). ``forget=False`` leaves the
+        ``undos`` counter alone, for a trial whose caller memoized nothing meanwhile."""
         trail = self._trail
-        if len(trail) > mark:
+        if len(trail) > mark and forget:
             self.undos += 1
         while len(trail) > mark:
             kind, sym, old = trail.pop()

@@ -26,6 +26,7 @@ from export.provenance import UserFrame, is_user_file
 from export.render import plain_words, render_checks, render_classic, render_modern
 from export.render_words import congruence_words
 from export.probe import probe_specializations, without_dims
+from export.redundant import irredundant
 from export.spec import Spec, torch_dynamic_shapes
 from export.value_reads import ValueRead, size_read
 from export.zero_one import zero_one
@@ -265,7 +266,7 @@ def violation_error(trace: Trace, retry: Retry | None) -> ConstraintViolationErr
     blocking = blocking_violations(trace)
     if not blocking:
         return None
-    causes = causes_of(blocking, trace)
+    causes = causes_of(irredundant(blocking, trace), trace)
     fixes = None
     if any(c.kind == SPECIALIZED for c in causes):
         causes, fixes = _diagnose_specializations(causes, trace, retry)

@@ -31,12 +31,21 @@ def zero_one_question(rel: sympy.Basic, answer: bool) -> bool:
     (False, True)
     >>> zero_one_question(sympy.Lt(1, e), True), zero_one_question(sympy.Lt(e, 2), False), zero_one_question(sympy.Lt(e, 3), False)
     (True, True, False)
+
+    ``b * e == b`` (``b`` a product of sizes, never 0 in a program: sizes stay >= 1) reads
+    ``e == 1``:
+
+    >>> b = sympy.Symbol("b", integer=True)
+    >>> zero_one_question(sympy.Eq(b * e, b), False), zero_one_question(sympy.Eq(b * e, b + 1), False)
+    (True, False)
     """
     if isinstance(rel, (sympy.And, sympy.Or)):  # torch's sym_and / sym_or of such questions
         return all(zero_one_question(arg, answer) for arg in rel.args)
     if not isinstance(rel, (sympy.Eq, sympy.Ne, sympy.Lt, sympy.Le, sympy.Gt, sympy.Ge)):
         return False
     said = rel if answer else _negated(rel)
+    if isinstance(said, sympy.Ne) and _ratio_is_one(said.lhs, said.rhs):
+        return True
     for e, c, flip in ((said.lhs, said.rhs, False), (said.rhs, said.lhs, True)):
         if not (c.is_Integer and e.free_symbols):
             continue
@@ -45,6 +54,21 @@ def zero_one_question(rel: sympy.Basic, answer: bool) -> bool:
             kind = {sympy.Lt: sympy.Gt, sympy.Le: sympy.Ge, sympy.Gt: sympy.Lt, sympy.Ge: sympy.Le}.get(kind, kind)
         return (kind is sympy.Ne and int(c) in (0, 1)) or (kind is sympy.Gt and int(c) == 1) or \
             (kind is sympy.Ge and int(c) == 2)
+    return False
+
+
+def _ratio_is_one(lhs: sympy.Basic, rhs: sympy.Basic) -> bool:
+    """Whether ``lhs == rhs`` reads ``e == 1`` once a common factor made of sizes (symbols,
+    never 0 in a program) is cancelled: ``b * e == b``."""
+    if not (lhs.free_symbols and rhs.free_symbols):
+        return False
+    for big, small in ((lhs, rhs), (rhs, lhs)):
+        if not all(f.is_Symbol for f in sympy.Mul.make_args(small)):
+            continue
+        rest = sympy.Mul(*[f for f in sympy.Mul.make_args(big)]) / small
+        if rest.free_symbols and all(not (f.is_Pow and f.exp.is_negative) for f in sympy.Mul.make_args(rest)) and \
+                (rest * small - big) == 0:
+            return True
     return False
 
 

@@ -141,6 +141,10 @@ NEUTRAL_OPS: Mapping[str, str] = MappingProxyType({
     "aten.reshape.default":
         "reshape's kernel decides view-or-copy (computeStride skips size-1 dims); the output shape is "
         "the requested shape and holds the input's row-major data either way",
+    "aten.linear.default":
+        "linear's kernel folds the leading dims of its input (view or copy, computeStride skips size-1 "
+        "dims) before its matmul; the output shape is the input's leading dims plus out_features and "
+        "the node computes x @ W.T + b at every size",
 })
 """aten op -> why a decision asked inside its fake kernel, once ``proxy_call`` recorded it
 as a node, never changes the graph's values at size 1 (torch 2.13)."""

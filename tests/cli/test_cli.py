@@ -89,7 +89,7 @@ def test_violation_exit_1_with_causes_and_fixes():
     assert "Suggested fix (Dim form):" in text and "4 * _seq" in text
     assert "Suggested fix (classic form):" in text and "dynamic_dim(mask, 0) == dynamic_dim(tokens, 0)" in text
     assert "The fix was verified" in text
-    assert "--dynamic 'tokens:1:4*_seq:2:32'" in text
+    assert "--dynamic 'tokens:1:4*_seq:1:32'" in text
     assert "export failed: constraint violations" in err
 
 
@@ -110,7 +110,7 @@ def test_json_document(tmp_path):
     assert set(v) == {"dims", "origin", "code", "constraint", "kind"}
     assert any(v["origin"].endswith("demo.py:25") and v["kind"] == "guard" for v in doc["violations"])
     assert set(doc["fixes"]) >= {"modern", "classic", "checks", "verified"}
-    assert doc["fixes"]["verified"] is True and "Dim('_seq', min=2, max=32)" in doc["fixes"]["modern"]
+    assert doc["fixes"]["verified"] is True and "Dim('_seq', min=1, max=32)" in doc["fixes"]["modern"]
     assert doc["stats"]["guards"] > 0
     assert json.loads(problem.read_text())["format"] == "symshape.problem"
 
@@ -121,7 +121,7 @@ def test_json_document(tmp_path):
     assert '"tokens.size(0)" -- "mask.size(0)"' in dot
     assert '"tokens.size(1)" -- "mask.size(1)"' in dot
     assert re.search(r"tokens.size\(1\) == mask.size\(1\)\\n\S*demo.py:25", dot)  # relation, source line
-    assert "[8, 128]" in dot and re.search(r"tokens.size\(1\) <= 128\\n\S*demo.py:24", dot)
+    assert "[4, 128]" in dot and re.search(r"tokens.size\(1\) <= 128\\n\S*demo.py:24", dot)
 
     # replay the saved problem and the --json document
     code, text, _ = run("replay", str(problem))

@@ -20,6 +20,7 @@ sys.path.insert(0, str(ROOT))
 from benchmarks.hf_zoo import MODELS, example_sizes, spec  # noqa: E402
 
 import export  # noqa: E402
+from export.api import traced  # noqa: E402
 from export.sites import CONDITIONAL_SITES, NEUTRAL_FUNCTIONS, NEUTRAL_OPS, Site, covered, justification  # noqa: E402
 
 
@@ -61,10 +62,25 @@ HITS = {
 }
 
 
+# entry -> a trace whose 0/1 question on a derived size is asked there (Trace.neutral)
+NEUTRAL_HITS = {"recorded op aten.linear.default"}
+
+
+class GroupsThenLinear(torch.nn.Module):
+    """``view(b, -1, 4)`` then a Linear on the 3-D result: linear's kernel asks ``n // 4 == 1``."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.proj = torch.nn.Linear(4, 3)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.proj(x.view(x.shape[0], -1, 4))
+
+
 def test_every_entry_has_a_hit() -> None:
     details = {"recorded op " + k for k in NEUTRAL_OPS} | {"torch function " + k for k in NEUTRAL_FUNCTIONS} | \
         {c.text for c in CONDITIONAL_SITES.values()}
-    assert details == set(HITS)
+    assert details == set(HITS) | NEUTRAL_HITS
     whys = [*NEUTRAL_OPS.values(), *NEUTRAL_FUNCTIONS.values(), *(c.why for c in CONDITIONAL_SITES.values())]
     assert all(len(why) > 20 and "\n" not in why for why in whys)
 
@@ -76,6 +92,20 @@ def test_entry_is_hit_by_a_real_export(detail: str, programs: dict) -> None:
     assert all(e.kind == "site" for e in ep.symshape.zero_one)  # no re-trace needed
     assert ep.symshape.stats["boundary_retraces"] == 0
     assert all(lo == 1 for lo, _ in ep.symshape.ranges.values())
+
+
+def test_linear_entry_is_hit_by_a_derived_size_and_its_smallest_multiple_runs() -> None:
+    model, x = GroupsThenLinear(), torch.randn(2, 8)
+    _, trace = traced(model, (x,), dynamic_shapes={"x": {0: Dim("b"), 1: Dim("n")}})
+    sites = {str(site) for sites in trace.neutral.values() for site in sites}
+    assert any("[recorded op aten.linear.default]" in site for site in sites), sites
+    with pytest.raises(export.ConstraintViolationError) as info:
+        export.export(model, (x,), dynamic_shapes={"x": {0: Dim("b"), 1: Dim("n")}})
+    assert "must not be 1" not in str(info.value)
+    ep = export.export(model, (x,), dynamic_shapes=info.value.fixes.apply({"x": {0: Dim("b"), 1: Dim("n")}}))
+    for b, n in [(1, 4), (3, 4), (2, 12)]:
+        z = torch.randn(b, n)
+        assert torch.allclose(ep.module()(z), model(z), atol=1e-6)
 
 
 def test_entries_name_real_ops_functions_and_lines() -> None:

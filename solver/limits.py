@@ -20,6 +20,8 @@ solver.errors.LimitError: symbols: 3 symbols exceed the limit of 2 per problem
 
 from __future__ import annotations
 
+import ctypes
+
 import signal
 import threading
 from collections.abc import Iterator
@@ -137,10 +139,11 @@ def z3_seconds(seconds: float | None) -> float | None:
 @contextmanager
 def _alarm(seconds: float, what: str) -> Iterator[None]:
     """The ``SIGALRM`` guard of :func:`time_limit` (main thread, POSIX)."""
-    armed = [True]
+    armed, fired = [True], [False]
 
     def fire(signum: int, frame: FrameType | None) -> None:
         if armed[0]:
+            fired[0] = True
             raise _Expired
 
     previous = signal.signal(signal.SIGALRM, fire)
@@ -148,6 +151,12 @@ def _alarm(seconds: float, what: str) -> Iterator[None]:
     try:
         yield
     except _Expired:
+        _disarm(armed, previous)
+        raise TimeLimitError(f"{what} ran past the time limit of {seconds:g} s and was "
+                             "interrupted") from None
+    except ctypes.ArgumentError as e:  # the timer fired while ctypes converted a Z3 argument
+        if not (fired[0] and "_Expired" in str(e)):
+            raise
         _disarm(armed, previous)
         raise TimeLimitError(f"{what} ran past the time limit of {seconds:g} s and was "
                              "interrupted") from None

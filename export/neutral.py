@@ -65,9 +65,8 @@ def _ratio_is_one(lhs: sympy.Basic, rhs: sympy.Basic) -> bool:
     for big, small in ((lhs, rhs), (rhs, lhs)):
         if not all(f.is_Symbol for f in sympy.Mul.make_args(small)):
             continue
-        rest = sympy.Mul(*[f for f in sympy.Mul.make_args(big)]) / small
-        if rest.free_symbols and all(not (f.is_Pow and f.exp.is_negative) for f in sympy.Mul.make_args(rest)) and \
-                (rest * small - big) == 0:
+        rest = big / small  # sympy cancels the common factors: no negative power left means small divides big
+        if rest.free_symbols and not any(f.is_Pow and f.exp.is_negative for f in sympy.Mul.make_args(rest)):
             return True
     return False
 

@@ -15,6 +15,11 @@ import sympy
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import sys  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from expressions import expressions, relations  # noqa: E402 (tests/solver_protocol/expressions.py)
 from shapes.expr import evaluate
 from shapes.parse import parse_expr
 from solver import Solver, from_json, to_json
@@ -25,17 +30,8 @@ from solver.truth import DECLARED, Reason
 DECLS = [("a", 0, 6, 3), ("ｂ", 1, 8, 4), ("c", 0, None, 6), ("d", -3, 3, 0)]  # "ｂ" is "b" (NFKC)
 EXAMPLE = {"a": 3, "b": 4, "c": 6, "d": 0}
 
-ATOM = st.sampled_from(["a", "b", "c", "d", "0", "1", "2", "3", "7"])
-TERM = st.one_of(
-    ATOM,
-    st.tuples(st.sampled_from(["2", "3", "-1"]), ATOM).map(lambda t: f"{t[0]} * {t[1]}"),
-    st.tuples(ATOM, st.sampled_from(["2", "3"])).map(lambda t: f"{t[0]} // {t[1]}"),
-    st.tuples(ATOM, st.sampled_from(["2", "4"])).map(lambda t: f"{t[0]} % {t[1]}"),
-    st.tuples(ATOM, ATOM).map(lambda t: f"max({t[0]}, {t[1]})"),
-    st.tuples(ATOM, ATOM).map(lambda t: f"{t[0]} * {t[1]}"),
-)
-EXPR = st.lists(TERM, min_size=1, max_size=3).map(" + ".join)
-REL = st.tuples(EXPR, st.sampled_from(["==", "!=", "<", "<=", ">", ">="]), EXPR).map(" ".join)
+EXPR = expressions(["a", "b", "c", "d", "0", "1", "2", "3", "7"])
+REL = relations(EXPR)
 COND = st.one_of(REL, st.tuples(REL, st.sampled_from(["and", "or"]), REL).map(lambda t: f"({t[0]}) {t[1]} ({t[2]})"))
 REASON = st.one_of(st.none(), st.builds(
     Reason, st.sampled_from(["spec", "guard", "trace_assumption"]), st.sampled_from([None, "why", "n >= 3"]),

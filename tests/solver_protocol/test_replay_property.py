@@ -9,6 +9,11 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import sys  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from expressions import expressions, relations  # noqa: E402 (tests/solver_protocol/expressions.py)
 from shapes.expr import evaluate, int_symbol
 from shapes.parse import parse_expr
 from solver.limits import Limits
@@ -20,17 +25,8 @@ SYMBOLS = [{"op": "symbol", "name": "a", "lo": 0, "hi": 6, "hint": 3},
            {"op": "symbol", "name": "c", "lo": 0, "hi": None, "hint": 6}]
 TABLE = {name: int_symbol(name) for name in EXAMPLE}
 
-ATOM = st.sampled_from(["a", "b", "c", "ｃ", "0", "1", "2", "3", "5"])
-TERM = st.one_of(
-    ATOM,
-    st.tuples(st.sampled_from(["2", "3", "-1"]), ATOM).map(lambda t: f"{t[0]} * {t[1]}"),
-    st.tuples(ATOM, st.sampled_from(["2", "3"])).map(lambda t: f"{t[0]} // {t[1]}"),
-    st.tuples(ATOM, st.sampled_from(["2", "4"])).map(lambda t: f"{t[0]} % {t[1]}"),
-    st.tuples(ATOM, ATOM).map(lambda t: f"max({t[0]}, {t[1]})"),
-    st.tuples(ATOM, ATOM).map(lambda t: f"{t[0]} * {t[1]}"),
-)
-EXPR = st.lists(TERM, min_size=1, max_size=3).map(" + ".join)
-REL = st.tuples(EXPR, st.sampled_from(["==", "!=", "<", "<=", ">", ">="]), EXPR).map(" ".join)
+EXPR = expressions(["a", "b", "c", "ｃ", "0", "1", "2", "3", "5"])
+REL = relations(EXPR)
 COND = st.one_of(REL, st.tuples(REL, REL).map(lambda t: f"Eq({t[0]}, {t[1]})"),
                  st.tuples(REL, st.sampled_from(["and", "or"]), REL).map(lambda t: f"({t[0]}) {t[1]} ({t[2]})"))
 REASON = st.one_of(st.none(), st.builds(

@@ -29,7 +29,7 @@ from torch.export import Dim
 
 import export
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "support"))
 from periodic_models import Groups, UNet1d  # noqa: E402
 
 

@@ -21,8 +21,8 @@ from torch.export import Dim
 import export
 from export.api import traced
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from periodic_models import Groups, UNet1d  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "support"))
+from periodic_models import Glu, Groups, UNet1d  # noqa: E402
 
 
 class Add(nn.Module):
@@ -47,12 +47,6 @@ class GroupsBranchOnOne(nn.Module):
         if y.shape[1] == 1:
             return y * 2
         return y + 1
-
-
-class Glu(nn.Module):
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        a, b = x.chunk(2, dim=-1)
-        return a * torch.sigmoid(b)
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,7 @@
-"""The real torch modules both periodic test files export: a two-level 1-d U-Net and
-``view(b, -1, 4)`` groups (test_periodic_models.py: divisibility fixes as derived Dims;
-test_zero_one_fixes.py: fixes and sizes 0/1)."""
+"""Real torch modules whose sizes must be multiples (a two-level 1-d U-Net, ``view(b, -1, 4)``
+groups, a GLU's ``chunk(2)``), exported by tests/export_periodic (divisibility fixes as
+derived Dims; fixes and sizes 0/1) and tests/export_zero_one/test_sites.py (the value-neutral
+site table). Import it after putting this folder on ``sys.path``."""
 
 from __future__ import annotations
 
@@ -32,3 +33,11 @@ class Groups(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return x.view(x.shape[0], -1, 4).sum(-1)
+
+
+class Glu(nn.Module):
+    """A gated linear unit without weights: ``chunk(2)`` on the last dim, which must be even."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        a, b = x.chunk(2, dim=-1)
+        return a * torch.sigmoid(b)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import torch
@@ -51,6 +51,17 @@ def dynamic_dim(t: Any, index: int) -> ClassicTerm:
             f"use an index in [0, {t.dim() - 1}]"
         )
     return ClassicTerm(ClassicDim(InputDim(f"#tensor{id(t)}", index % t.dim())))
+
+
+def _operator(op: str, shown: str) -> Callable[[ClassicTerm, Any], Any]:
+    """The :class:`ClassicTerm` operator ``op`` (spelled ``shown`` in messages): the core
+    record's own, its refusals as ClassicOperatorError."""
+
+    def method(self: ClassicTerm, other: Any) -> Any:
+        return self._apply(op, other, shown)
+
+    method.__name__, method.__qualname__ = op, f"ClassicTerm.{op}"
+    return method
 
 
 class ClassicTerm:
@@ -96,33 +107,15 @@ class ClassicTerm:
         raise ClassicOperatorError(_untokened(f"{self.record.text!r} is a constraint, not a bool (chained comparisons "
                                               "like 2 <= d <= 8 are not supported; write two constraints)"))
 
-    def __ge__(self, k: Any) -> Any:
-        return self._apply("__ge__", k, ">=")
-
-    def __gt__(self, k: Any) -> Any:
-        return self._apply("__gt__", k, ">")
-
-    def __le__(self, k: Any) -> Any:
-        return self._apply("__le__", k, "<=")
-
-    def __lt__(self, k: Any) -> Any:
-        return self._apply("__lt__", k, "<")
-
-    def __eq__(self, k: Any) -> Any:  # type: ignore[override]
-        return self._apply("__eq__", k, "==")
-
-    def __ne__(self, k: Any) -> Any:  # type: ignore[override]
-        return self._apply("__ne__", k, "!=")
-
-    def __add__(self, k: Any) -> Any:
-        return self._apply("__add__", k, "+")
-
-    def __sub__(self, k: Any) -> Any:
-        return self._apply("__sub__", k, "-")
-
-    def __mul__(self, k: Any) -> Any:
-        return self._apply("__mul__", k, "*")
-
+    __ge__ = _operator("__ge__", ">=")
+    __gt__ = _operator("__gt__", ">")
+    __le__ = _operator("__le__", "<=")
+    __lt__ = _operator("__lt__", "<")
+    __eq__ = _operator("__eq__", "==")
+    __ne__ = _operator("__ne__", "!=")
+    __add__ = _operator("__add__", "+")
+    __sub__ = _operator("__sub__", "-")
+    __mul__ = _operator("__mul__", "*")
     __radd__, __rmul__ = __add__, __mul__
 
 

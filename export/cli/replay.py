@@ -14,6 +14,7 @@ import os
 import re
 import sys
 import zipfile
+from collections.abc import Callable, Iterable
 from typing import Any, TextIO
 
 from export.archive import first_line
@@ -78,7 +79,6 @@ def run_replay(args: argparse.Namespace, out: TextIO) -> int:
     if args.json:
         print(json.dumps(answers, indent=2), file=out)
         return 0
-    p = lambda *a: print(*a, file=out)  # noqa: E731
     names = {s["name"]: s.get("source") or s["name"] for s in problem.get("symbols", [])}
     shown = {k: (v if INPUT_DIM.match(v or "") else k) for k, v in names.items()}
     pattern = re.compile(r"\b(" + "|".join(map(re.escape, sorted(shown, key=len, reverse=True))) + r")\b") \
@@ -88,34 +88,32 @@ def run_replay(args: argparse.Namespace, out: TextIO) -> int:
         return pattern.sub(lambda m: shown[m[1]], text) if pattern else text
 
     st = answers["stats"]
-    p(f"{args.file}: {st['symbols']} symbols, {st['facts']} facts, {st['guards']} guards "
-      f"({', '.join(f'{n} {k}' for k, n in st['guards_decided'].items())}), {st['violations']} violations")
-    p("")
-    p("Bounds:")
+    print(f"{args.file}: {st['symbols']} symbols, {st['facts']} facts, {st['guards']} guards "
+          f"({', '.join(f'{n} {k}' for k, n in st['guards_decided'].items())}), {st['violations']} violations",
+          file=out)
     w = max((len(shown.get(k, k)) for k in answers["bounds"]), default=0)
-    for k, (lo, hi) in answers["bounds"].items():
-        p(f"  {shown.get(k, k).ljust(w)}  {range_text(lo, hi)}")
-    if answers["classes"]:
-        p("")
-        p("Equality classes:")
-        for cls in answers["classes"]:
-            if len(cls) > 1:
-                p("  " + " == ".join(shown.get(n, n) for n in cls))
-    if answers["relations"]:
-        p("")
-        p("Relations:")
-        for r in answers["relations"]:
-            p(f"  {rename(r)}")
-    if answers["congruences"]:
-        p("")
-        p("Congruences:")
-        for c in answers["congruences"]:
-            p(f"  {c['symbol']} % {c['modulus']} == {c['residue']}")
-    if answers["violations"]:
-        p("")
-        p("Violations (guards the spec does not imply):")
-        for v in answers["violations"]:
-            r = v["reason"]
-            where = f" at {r['origin']}" if r.get("origin") else ""
-            p(f"  {rename(v['rel'])}{where} [{v['truth_under_spec']} under the spec]")
+    _section(out, "Bounds:", True,
+             (f"{shown.get(k, k).ljust(w)}  {range_text(lo, hi)}" for k, (lo, hi) in answers["bounds"].items()))
+    _section(out, "Equality classes:", bool(answers["classes"]),
+             (" == ".join(shown.get(n, n) for n in cls) for cls in answers["classes"] if len(cls) > 1))
+    _section(out, "Relations:", bool(answers["relations"]), (rename(r) for r in answers["relations"]))
+    _section(out, "Congruences:", bool(answers["congruences"]),
+             (f"{c['symbol']} % {c['modulus']} == {c['residue']}" for c in answers["congruences"]))
+    _section(out, "Violations (guards the spec does not imply):", bool(answers["violations"]),
+             (_violation_text(v, rename) for v in answers["violations"]))
     return 0
+
+
+def _section(out: TextIO, title: str, present: bool, rows: Iterable[str]) -> None:
+    """If ``present``: a blank line, ``title``, then each row indented by two spaces."""
+    if present:
+        print("", file=out)
+        print(title, file=out)
+        for row in rows:
+            print(f"  {row}", file=out)
+
+
+def _violation_text(v: dict[str, Any], rename: Callable[[str], str]) -> str:
+    r = v["reason"]
+    where = f" at {r['origin']}" if r.get("origin") else ""
+    return f"{rename(v['rel'])}{where} [{v['truth_under_spec']} under the spec]"

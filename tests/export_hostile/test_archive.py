@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import io
 import json
+import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -23,6 +25,9 @@ from hostile_archives import (
 import export
 from export.archive import check_expression
 from export.errors import ArchiveError, ExportError
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "support"))
+from json_edit import DELETE, set_at  # noqa: E402
 
 
 def load_bytes(data: bytes) -> Any:
@@ -214,18 +219,11 @@ def doc_edit(fn: Callable[[dict[str, Any]], Any]) -> Callable[[str], str]:
 
 def set_path(path: list[Any], value: Any) -> Callable[[dict[str, Any]], None]:
     def fn(doc: dict[str, Any]) -> None:
-        node = doc
-        for k in path[:-1]:
-            node = node[k]
-        if value is _DELETE:
-            del node[path[-1]]
-        else:
-            node[path[-1]] = value
+        set_at(doc, path, value)
 
     return fn
 
 
-_DELETE = object()
 RANGE = ["report", "ranges", "x.size(0)"]
 
 DAMAGE: list[tuple[str, Callable[[str], str], str]] = [
@@ -239,10 +237,10 @@ DAMAGE: list[tuple[str, Callable[[str], str], str]] = [
     ("top is null", lambda t: "null", "expected an object"),
     ("wrong version", doc_edit(set_path(["version"], 2)), "version 2 is not supported"),
     ("version as string", doc_edit(set_path(["version"], "1")), "version '1' is not supported"),
-    ("no report", doc_edit(set_path(["report"], _DELETE)), "report: missing"),
-    ("no equalities", doc_edit(set_path(["equality_constraints"], _DELETE)), "equality_constraints: missing"),
+    ("no report", doc_edit(set_path(["report"], DELETE)), "report: missing"),
+    ("no equalities", doc_edit(set_path(["equality_constraints"], DELETE)), "equality_constraints: missing"),
     ("report is a list", doc_edit(set_path(["report"], [])), "report: expected an object"),
-    ("no ranges", doc_edit(set_path(["report", "ranges"], _DELETE)), "report.ranges: missing"),
+    ("no ranges", doc_edit(set_path(["report", "ranges"], DELETE)), "report.ranges: missing"),
     ("range not a list", doc_edit(set_path(RANGE, 5)), "expected a list"),
     ("range of one", doc_edit(set_path(RANGE, [1])), "expected [lo, hi]"),
     ("bound a string", doc_edit(set_path(RANGE, ["2", None])), "expected an int or null, got string"),

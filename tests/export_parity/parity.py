@@ -19,8 +19,9 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Any
+from typing import Any, Callable
 
+import pytest
 import torch
 
 import export
@@ -138,3 +139,22 @@ def _check_one(model: torch.nn.Module, args: tuple[Any, ...], t_ep: Any, s_ep: A
         assert eager_ok and _same(s_out, eager), f"{what}: symshape accepts, but differs from eager"
     if t_ok and not s_ok:
         assert " = 0" in what, f"{what}: torch accepts, symshape rejects"
+
+
+# -- the table runner both parity tables use ---------------------------------------------------
+
+# (id, model, args, dynamic_shapes, expect): expect is "ok" or "error" (both the same way)
+FormCase = tuple[str, torch.nn.Module, Callable[[], tuple[Any, ...]], Callable[[], Any], str]
+
+
+def form_params(cases: list[FormCase], only: tuple[str, ...] | None = None) -> list[Any]:
+    """``cases`` (those named in ``only``, if given, in table order) as pytest params, each
+    with its id."""
+    return [pytest.param(c, id=c[0]) for c in cases if only is None or c[0] in only]
+
+
+def check_form(case: FormCase, *, strict: bool = False) -> None:
+    """Export one table row both ways (:func:`compare`) and check its expected verdict."""
+    _, model, args, shapes, expect = case
+    _, s = compare(model, args(), shapes(), strict=strict)
+    assert s.ok == (expect == "ok"), repr(s.error)

@@ -8,21 +8,17 @@ import collections
 import dataclasses
 import sys
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pytest
 import torch
 from torch.export import Dim
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from parity import compare  # noqa: E402
+from form_models import Concat, Double, Sub, Upto10, VarKw, ramp as _r  # noqa: E402
+from parity import FormCase, check_form, form_params  # noqa: E402
 
 import export  # noqa: E402
-
-
-class Sub(torch.nn.Module):
-    def forward(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
-        return x - y
 
 
 class Parity(torch.nn.Module):
@@ -30,19 +26,9 @@ class Parity(torch.nn.Module):
         return x + 1 if x.size(0) % 2 == 0 else x - 1
 
 
-class Upto10(torch.nn.Module):
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return x + 1 if x.size(0) <= 10 else x - 1
-
-
 class PlusSix(torch.nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return x + torch.ones(6)
-
-
-class Double(torch.nn.Module):
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return x * 2
 
 
 class Pair(torch.nn.Module):
@@ -75,11 +61,6 @@ class Fields(torch.nn.Module):
         return x.f.sum() + x.p.sum()
 
 
-class Concat(torch.nn.Module):
-    def forward(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
-        return torch.cat([x, y]) * 2
-
-
 @dataclasses.dataclass
 class Inp:
     f: torch.Tensor
@@ -88,10 +69,6 @@ class Inp:
 
 torch.export.register_dataclass(Inp)
 NT = collections.namedtuple("NT", "a b")
-
-
-def _r(*shape: int) -> torch.Tensor:
-    return torch.arange(float(torch.Size(shape).numel())).reshape(shape) / 7
 
 
 def _shapes_collection() -> Any:
@@ -112,7 +89,7 @@ def _additional(extra: list[tuple[Any, ...]]) -> Any:
 SC_ARGS, SC = _shapes_collection()
 
 # (id, model, args, dynamic_shapes, expect): expect is "ok" or "error" (both the same way)
-CASES: list[tuple[str, torch.nn.Module, Callable[[], tuple[Any, ...]], Callable[[], Any], str]] = [
+CASES: list[FormCase] = [
     ("dynamic_relates_to_named", Sub(), lambda: (_r(5), _r(5)), lambda: ({0: Dim("d1", min=3)}, {0: Dim.DYNAMIC}), "ok"),
     ("named_relates_to_dynamic", Sub(), lambda: (_r(5), _r(5)), lambda: ({0: Dim.DYNAMIC}, {0: Dim("d1", min=3)}), "ok"),
     ("dynamic_dynamic", Sub(), lambda: (_r(5), _r(5)), lambda: ({0: Dim.DYNAMIC}, {0: Dim.DYNAMIC}), "ok"),
@@ -161,11 +138,9 @@ CASES: list[tuple[str, torch.nn.Module, Callable[[], tuple[Any, ...]], Callable[
 ]
 
 
-@pytest.mark.parametrize("name,model,args,shapes,expect", CASES, ids=[c[0] for c in CASES])
-def test_form_matches_torch(name: str, model: torch.nn.Module, args: Callable[[], tuple[Any, ...]],
-                            shapes: Callable[[], Any], expect: str) -> None:
-    t, s = compare(model, args(), shapes())
-    assert s.ok == (expect == "ok"), repr(s.error)
+@pytest.mark.parametrize("case", form_params(CASES))
+def test_form_matches_torch(case: FormCase) -> None:
+    check_form(case)
 
 
 def test_auto_bounds_are_enforced_at_runtime() -> None:
@@ -232,18 +207,10 @@ STRICT_IDS = ("dynamic_relates_to_named", "dynamic_dynamic", "dynamic_mod2_branc
               "dynamic_specialized_by_guard", "named_le_dynamic", "shapes_collection", "additional_inputs")
 
 
-@pytest.mark.parametrize("name,model,args,shapes,expect", [c for c in CASES if c[0] in STRICT_IDS],
-                         ids=[c[0] for c in CASES if c[0] in STRICT_IDS])
-def test_form_matches_torch_strict(name: str, model: torch.nn.Module, args: Callable[[], tuple[Any, ...]],
-                                   shapes: Callable[[], Any], expect: str) -> None:
+@pytest.mark.parametrize("case", form_params(CASES, only=STRICT_IDS))
+def test_form_matches_torch_strict(case: FormCase) -> None:
     """The same forms traced with dynamo (strict=True), passed through to torch."""
-    t, s = compare(model, args(), shapes(), strict=True)
-    assert s.ok == (expect == "ok"), repr(s.error)
-
-
-class VarKw(torch.nn.Module):
-    def forward(self, x: torch.Tensor, **kw: torch.Tensor) -> torch.Tensor:
-        return x + kw["y"] * 2
+    check_form(case, strict=True)
 
 
 def test_var_keyword_top_level_name_as_installed_torch() -> None:

@@ -7,14 +7,15 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pytest
 import torch
 from torch.export import Dim
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from parity import compare  # noqa: E402
+from form_models import Concat, Double, Sub, Upto10, VarKw, ramp as _r  # noqa: E402
+from parity import FormCase, check_form, form_params  # noqa: E402
 
 import export  # noqa: E402
 
@@ -24,30 +25,6 @@ if not hasattr(ds, "_resolve_dynamic_shapes"):
                 allow_module_level=True)
 ShapesSpec, ParamsSpec, ShapeVar, TensorSpec, dynamic_spec = (
     ds.ShapesSpec, ds.ParamsSpec, ds.ShapeVar, ds.TensorSpec, ds.dynamic_spec)
-
-
-def _r(*shape: int) -> torch.Tensor:
-    return torch.arange(float(torch.Size(shape).numel())).reshape(shape) / 7
-
-
-class Concat(torch.nn.Module):
-    def forward(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
-        return torch.cat([x, y]) * 2
-
-
-class Double(torch.nn.Module):
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return x * 2
-
-
-class Sub(torch.nn.Module):
-    def forward(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
-        return x - y
-
-
-class Upto10(torch.nn.Module):
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return x + 1 if x.size(0) <= 10 else x - 1
 
 
 class Decorated(torch.nn.Module):
@@ -67,7 +44,7 @@ def _derived() -> Any:
 
 
 # (id, model, args, dynamic_shapes, expect): expect is "ok" or "error" (both the same way)
-CASES: list[tuple[str, torch.nn.Module, Callable[[], tuple[Any, ...]], Callable[[], Any], str]] = [
+CASES: list[FormCase] = [
     ("shapes_spec_derived", Concat(), lambda: (_r(4, 3), _r(8, 3)), _derived, "ok"),
     ("shapes_spec_shared", Sub(), lambda: (_r(5, 3), _r(5, 3)), _shared, "ok"),
     ("params_spec", Double(), lambda: (_r(6, 2),), lambda: ParamsSpec({"x": TensorSpec([ShapeVar("n", max=50), 2])}), "ok"),
@@ -81,11 +58,9 @@ CASES: list[tuple[str, torch.nn.Module, Callable[[], tuple[Any, ...]], Callable[
 ]
 
 
-@pytest.mark.parametrize("name,model,args,shapes,expect", CASES, ids=[c[0] for c in CASES])
-def test_form_matches_torch(name: str, model: torch.nn.Module, args: Callable[[], tuple[Any, ...]],
-                            shapes: Callable[[], Any], expect: str) -> None:
-    t, s = compare(model, args(), shapes())
-    assert s.ok == (expect == "ok"), repr(s.error)
+@pytest.mark.parametrize("case", form_params(CASES))
+def test_form_matches_torch(case: FormCase) -> None:
+    check_form(case)
 
 
 def test_decorator_ranges_are_enforced() -> None:
@@ -105,11 +80,6 @@ def test_assumptions_refused_clearly() -> None:
     torch.export.export(Double(), (_r(6),), dynamic_shapes=spec)
     with pytest.raises(export.InputError, match="assumptions"):
         export.export(Double(), (_r(6),), dynamic_shapes=spec)
-
-
-class VarKw(torch.nn.Module):
-    def forward(self, x: torch.Tensor, **kw: torch.Tensor) -> torch.Tensor:
-        return x + kw["y"] * 2
 
 
 @pytest.mark.parametrize("shapes", [
@@ -162,13 +132,10 @@ def test_var_keyword_name_collision_refused() -> None:
 STRICT_IDS = ("shapes_spec_derived", "shapes_spec_guard_beyond_range", "decorator")
 
 
-@pytest.mark.parametrize("name,model,args,shapes,expect", [c for c in CASES if c[0] in STRICT_IDS],
-                         ids=[c[0] for c in CASES if c[0] in STRICT_IDS])
-def test_form_matches_torch_strict(name: str, model: torch.nn.Module, args: Callable[[], tuple[Any, ...]],
-                                   shapes: Callable[[], Any], expect: str) -> None:
+@pytest.mark.parametrize("case", form_params(CASES, only=STRICT_IDS))
+def test_form_matches_torch_strict(case: FormCase) -> None:
     """The same forms traced with dynamo (strict=True), as torch's own ShapesSpec example does."""
-    t, s = compare(model, args(), shapes(), strict=True)
-    assert s.ok == (expect == "ok"), repr(s.error)
+    check_form(case, strict=True)
 
 
 def test_known_differences_from_torch() -> None:

@@ -16,9 +16,11 @@ recorded-op entries) and runs like eager.
 
 from __future__ import annotations
 
+import sys
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 import torch
@@ -26,6 +28,9 @@ from torch import nn
 from torch.export import Dim
 
 import export
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "support"))
+from periodic_models import Groups, UNet1d  # noqa: E402
 
 
 class GLU(nn.Module):
@@ -38,23 +43,6 @@ class GLU(nn.Module):
         return a * torch.sigmoid(b) + self.proj.weight.sum()
 
 
-class UNet1d(nn.Module):
-    """Two stride-2 levels down, two up, skip connections at both levels."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.down1 = nn.Conv1d(4, 8, 3, stride=2, padding=1)
-        self.down2 = nn.Conv1d(8, 8, 3, stride=2, padding=1)
-        self.up2 = nn.ConvTranspose1d(8, 8, 2, stride=2)
-        self.up1 = nn.ConvTranspose1d(8, 4, 2, stride=2)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        h1 = torch.relu(self.down1(x))
-        h2 = torch.relu(self.down2(h1))
-        u2 = self.up2(h2) + h1
-        return self.up1(u2) + x
-
-
 class Patchify(nn.Module):
     """ViT-style 2x2 patches: ``view(b, c, h // 2, 2, w // 2, 2)``."""
 
@@ -62,13 +50,6 @@ class Patchify(nn.Module):
         b, c, h, w = x.shape
         y = x.view(b, c, h // 2, 2, w // 2, 2)
         return y.permute(0, 1, 3, 5, 2, 4).reshape(b, c * 4, h // 2, w // 2)
-
-
-class Groups(nn.Module):
-    """Groups of 4 along the feature dim: ``view(b, -1, 4)``."""
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return x.view(x.shape[0], -1, 4).sum(-1)
 
 
 @dataclass(frozen=True)
@@ -84,7 +65,7 @@ class Case:
 CASES = [
     Case("chunk_glu", GLU, (3, 8), lambda: {"x": {1: Dim("c", min=2, max=64)}},
          ("2 * _c",), ({1: 2}, {1: 4}, {1: 6}, {1: 10}, {1: 64})),
-    Case("unet1d_two_levels", UNet1d, (2, 4, 16), lambda: {"x": {2: Dim("L", min=4, max=256)}},
+    Case("unet1d_two_levels", lambda: UNet1d(4), (2, 4, 16), lambda: {"x": {2: Dim("L", min=4, max=256)}},
          ("4 * _L",), ({2: 4}, {2: 8}, {2: 12}, {2: 36}, {2: 256})),
     Case("patchify_h_w", Patchify, (2, 3, 8, 12), lambda: {"x": {2: Dim("h"), 3: Dim("w")}},
          ("2 * _h", "2 * _w"), ({2: 2, 3: 2}, {2: 2, 3: 6}, {2: 4, 3: 4}, {2: 6, 3: 10}, {2: 30, 3: 8})),

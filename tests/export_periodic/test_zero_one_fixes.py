@@ -7,9 +7,11 @@ branch that really depends on a size of 1 is still refused at run time (never si
 
 from __future__ import annotations
 
+import sys
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 import torch
@@ -18,6 +20,9 @@ from torch.export import Dim
 
 import export
 from export.api import traced
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "support"))
+from periodic_models import Glu, Groups, UNet1d  # noqa: E402
 
 
 class Add(nn.Module):
@@ -34,11 +39,6 @@ class AddBranchOnOne(nn.Module):
         return x + y + 1
 
 
-class Groups(nn.Module):
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return x.view(x.shape[0], -1, 4).sum(-1)
-
-
 class GroupsBranchOnOne(nn.Module):
     """A user branch on the derived size: the ``!= 1`` is the model's own decision."""
 
@@ -47,25 +47,6 @@ class GroupsBranchOnOne(nn.Module):
         if y.shape[1] == 1:
             return y * 2
         return y + 1
-
-
-class Glu(nn.Module):
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        a, b = x.chunk(2, dim=-1)
-        return a * torch.sigmoid(b)
-
-
-class UNet1d(nn.Module):
-    def __init__(self) -> None:
-        super().__init__()
-        self.down1 = nn.Conv1d(2, 4, 3, stride=2, padding=1)
-        self.down2 = nn.Conv1d(4, 4, 3, stride=2, padding=1)
-        self.up2 = nn.ConvTranspose1d(4, 4, 2, stride=2)
-        self.up1 = nn.ConvTranspose1d(4, 2, 2, stride=2)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        h1 = torch.relu(self.down1(x))
-        return self.up1(self.up2(torch.relu(self.down2(h1))) + h1) + x
 
 
 @dataclass(frozen=True)
@@ -89,7 +70,7 @@ CASES = [
     Case("view_groups_user_branch", GroupsBranchOnOne, ((3, 8),), lambda: {"x": {0: Dim("b"), 1: Dim("n")}},
          (((3, 8),), ((2, 12),)), refuses=(((3, 4),),)),
     Case("chunk_glu", Glu, ((3, 8),), lambda: {"x": {1: Dim("c")}}, (((3, 2),), ((3, 4),), ((3, 10),))),
-    Case("unet1d_two_levels", UNet1d, ((2, 2, 16),), lambda: {"x": {2: Dim("L", min=4, max=256)}},
+    Case("unet1d_two_levels", lambda: UNet1d(2), ((2, 2, 16),), lambda: {"x": {2: Dim("L", min=4, max=256)}},
          (((2, 2, 4),), ((2, 2, 8),), ((2, 2, 12),))),
 ]
 

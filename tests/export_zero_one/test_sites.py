@@ -14,6 +14,9 @@ from torch.export import Dim
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from zero_one_models import ClsToken, EqOne, Gram, LinView, Scores  # noqa: E402
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "support"))
+from periodic_models import Glu, Groups, UNet1d  # noqa: E402
+
 import export  # noqa: E402
 from export.api import traced  # noqa: E402
 from export.sites import NEUTRAL_SITES, Site, asking_site, covered, justification  # noqa: E402
@@ -71,33 +74,6 @@ NEUTRAL_HITS = {
 }
 
 
-class _Groups(torch.nn.Module):
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return x.view(x.shape[0], -1, 4).sum(-1)
-
-
-class _Glu(torch.nn.Module):
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        a, b = x.chunk(2, dim=-1)
-        return a * torch.sigmoid(b)
-
-
-class _Conv(torch.nn.Module):
-    """Two stride-2 levels down, two up, skip connections (tests/export_periodic's U-Net)."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.down1 = torch.nn.Conv1d(4, 8, 3, stride=2, padding=1)
-        self.down2 = torch.nn.Conv1d(8, 8, 3, stride=2, padding=1)
-        self.up2 = torch.nn.ConvTranspose1d(8, 8, 2, stride=2)
-        self.up1 = torch.nn.ConvTranspose1d(8, 4, 2, stride=2)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        h1 = torch.relu(self.down1(x))
-        h2 = torch.relu(self.down2(h1))
-        return self.up1(self.up2(h2) + h1) + x
-
-
 class _DownUp(torch.nn.Module):
     """x + upsample2x(conv_stride2(x)) (the corpus's down_up_even)."""
 
@@ -122,9 +98,9 @@ class _Patch(torch.nn.Module):
 
 
 NEUTRAL_MODELS = {
-    "groups": (_Groups, (torch.randn(2, 16),), {"x": {1: Dim("n")}}),
-    "glu": (_Glu, (torch.randn(3, 8),), {"x": {1: Dim("c")}}),
-    "conv": (_Conv, (torch.randn(2, 4, 16),), {"x": {2: Dim("L", min=4, max=256)}}),
+    "groups": (Groups, (torch.randn(2, 16),), {"x": {1: Dim("n")}}),
+    "glu": (Glu, (torch.randn(3, 8),), {"x": {1: Dim("c")}}),
+    "conv": (lambda: UNet1d(4), (torch.randn(2, 4, 16),), {"x": {2: Dim("L", min=4, max=256)}}),
     "downup": (_DownUp, (torch.randn(1, 1, 8, 8),), {"x": {2: Dim("h"), 3: Dim("w")}}),
     "patch": (_Patch, (torch.randn(2, 3, 16, 16),), {"x": {0: Dim("B"), 2: Dim("H"), 3: Dim("W")}}),
 }

@@ -29,6 +29,9 @@ from solver.protocol import (
     solver_from_problem,
 )
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "support"))
+from json_edit import DELETE, set_at  # noqa: E402
+
 GOLDEN = Path(__file__).parent / "golden"
 ROOT = Path(__file__).resolve().parents[2]
 PYTHON = sys.executable
@@ -220,21 +223,12 @@ def base_problem() -> dict[str, Any]:
     }
 
 
-DELETE = object()
-
-
 def mutated(changes: dict[tuple[Any, ...], Any]) -> Any:
     p: Any = base_problem()
     for path, value in changes.items():
         if path == ():
             return value
-        target = p
-        for key in path[:-1]:
-            target = target[key]
-        if value is DELETE:
-            del target[path[-1]]
-        else:
-            target[path[-1]] = value
+        set_at(p, path, value)
     return p
 
 

@@ -52,45 +52,71 @@ import torch  # noqa: E402
 
 import export  # noqa: E402
 
-from benchmarks.hf_compare import Comparison, Outcome, compare  # noqa: E402
+from benchmarks.hf_compare import Comparison, Outcome, SizeRun, compare  # noqa: E402
 from benchmarks.hf_zoo import MODELS, VARIANTS, example_sizes, spec  # noqa: E402
 
 DIRECT_TARGET, FIXED_TARGET = 1.10, 2.0
 
 
 def ratio(c: Comparison) -> float:
-    """symshape / torch, each the median over the repeats of export (+ fix) time."""
+    """symshape / torch, each the median over the repeats of the user's path to a program:
+    export, plus the fix's re-export unless the error offered the program
+    (``err.fixes.program``)."""
     return statistics.median(c.of("symshape").total_seconds()) / statistics.median(c.of("torch").total_seconds())
 
 
-def _sizes(o: Outcome) -> str:
-    return f"{o.count('ok')}/{o.count('wrong')}/{o.count('refused')}/{o.count('both_fail')}"
+def reexport_ratio(c: Comparison) -> float:
+    """As :func:`ratio`, for a user who re-exports with ``err.fixes.apply(spec)`` anyway."""
+    return statistics.median(c.of("symshape").reexport_seconds()) / statistics.median(c.of("torch").total_seconds())
+
+
+def _sizes(o: Outcome, runs: tuple[SizeRun, ...] | None = None) -> str:
+    return "/".join(str(o.count(k, runs)) for k in ("ok", "wrong", "refused", "both_fail"))
 
 
 def _verdict(o: Outcome) -> str:
-    return o.outcome if o.fix == "-" else f"{o.outcome}, fix {o.fix}"
+    if o.fix == "-":
+        return o.outcome
+    return f"{o.outcome}, fix {o.fix}" + (" (+program)" if o.program == "offered" else "")
 
 
 def table(rows: list[Comparison]) -> str:
-    head = (f"{'model':<13}{'variant':<9}{'torch':<26}{'symshape':<26}{'sizes ok/wrong/refused/both':>28}"
-            f"{'warn':>5}{'ratio':>7}")
-    sub = f"{'':<22}{'':<52}{'torch':>14}{'symshape':>14}"
+    head = (f"{'model':<13}{'variant':<9}{'torch':<26}{'symshape':<38}{'sizes ok/wrong/refused/both':>28}"
+            f"{'warn':>5}{'ratio':>7}{'re-exp':>7}")
+    sub = f"{'':<22}{'':<64}{'torch':>14}{'symshape':>14}"
     lines = [head, sub, "-" * len(head)]
     for c in rows:
         t, s = c.of("torch"), c.of("symshape")
-        lines.append(f"{c.model:<13}{c.variant:<9}{_verdict(t):<26}{_verdict(s):<26}"
-                     f"{_sizes(t):>14}{_sizes(s):>14}{s.warnings:>5}{ratio(c):>7.2f}")
+        again = f"{reexport_ratio(c):>7.2f}" if s.program == "offered" else f"{'':>7}"
+        lines.append(f"{c.model:<13}{c.variant:<9}{_verdict(t):<26}{_verdict(s):<38}"
+                     f"{_sizes(t):>14}{_sizes(s):>14}{s.warnings:>5}{ratio(c):>7.2f}{again}")
     return "\n".join(lines)
+
+
+def larger_table(rows: list[Comparison]) -> str:
+    """Where symshape offered ``err.fixes.larger_example_program``: its sizes next to the
+    program of torch's fix and of symshape's (ok/wrong/refused/both)."""
+    lines = [f"{'model':<13}{'variant':<9}{'torch fix':>14}{'symshape fix':>14}{'larger example':>16}"]
+    for c in rows:
+        t, s = c.of("torch"), c.of("symshape")
+        if s.larger_runs:
+            lines.append(f"{c.model:<13}{c.variant:<9}{_sizes(t):>14}{_sizes(s):>14}{_sizes(s, s.larger_runs):>16}")
+    return "\n".join(lines) if len(lines) > 1 else ""
 
 
 def summary(rows: list[Comparison]) -> dict[str, Any]:
     """The medians issue 8 targets, and the size totals per exporter."""
     direct = [ratio(c) for c in rows if c.of("symshape").outcome == "exported"]
-    fixed = [ratio(c) for c in rows if c.of("symshape").fix == "reexports"]
+    fixed_rows = [c for c in rows if c.of("symshape").fix == "reexports"]
+    fixed = [ratio(c) for c in fixed_rows]
+    again = [reexport_ratio(c) for c in fixed_rows]
     totals = {e: {k: sum(c.of(e).count(k) for c in rows) for k in ("ok", "wrong", "refused", "both_fail")}
               for e in ("torch", "symshape")}
     return {"direct_median": statistics.median(direct) if direct else None, "direct_n": len(direct),
             "fixed_median": statistics.median(fixed) if fixed else None, "fixed_n": len(fixed),
+            "fixed_reexport_median": statistics.median(again) if again else None,
+            "offered": sum(c.of("symshape").program == "offered" for c in fixed_rows),
+            "offered_differs": sum(c.of("symshape").same is False for c in rows),
             "failing_without_reexporting_fix": sum(_unfixed(c.of("symshape")) for c in rows),
             "totals": totals}
 
@@ -145,12 +171,20 @@ def main(argv: list[str] | None = None) -> int:
             rows.append(compare(MODELS[name], v, repeat=repeat))
             print(f"  {time.perf_counter() - start:6.1f}s " + table(rows[-1:]).splitlines()[-1], file=sys.stderr, flush=True)
     print(table(rows))
+    larger = larger_table(rows)
+    if larger:
+        print("\nerr.fixes.larger_example_program (the user's spec, a larger example), sizes ok/wrong/refused/both:")
+        print(larger)
     if a.details:
         print(details(rows))
     s = summary(rows)
     print()
     print(_target("median ratio where symshape exports directly", s["direct_median"], s["direct_n"], DIRECT_TARGET))
-    print(_target("median ratio of failing exports incl. the fix", s["fixed_median"], s["fixed_n"], FIXED_TARGET))
+    print(_target("median ratio of failing exports incl. the fix", s["fixed_median"], s["fixed_n"], FIXED_TARGET)
+          + f" ({s['offered']} with the program offered, err.fixes.program)")
+    print(_target("  the same if the user re-exports with err.fixes.apply(spec)", s["fixed_reexport_median"],
+                  s["fixed_n"], FIXED_TARGET))
+    print(f"offered programs that differ from the re-export's: {s['offered_differs']}")
     print(f"failing exports without a fix that re-exports (symshape): {s['failing_without_reexporting_fix']}")
     for e, t in s["totals"].items():
         print(f"sizes {e:<9} ok {t['ok']}, silently wrong {t['wrong']}, needless refusals {t['refused']}, "

@@ -49,7 +49,17 @@ class Retry:
 
 
 def classic_constraints(spec: Spec) -> list[Any]:
-    """``spec`` as classic ``dynamic_dim`` constraints (records naming the inputs)."""
+    """``spec`` as classic ``dynamic_dim`` constraints (records naming the inputs; a
+    dynamic dim is at least 2 in that form).
+
+    >>> from shapes.expr import int_symbol
+    >>> from shapes.spec import DimDecl, InputDim, RootDim
+    >>> b = int_symbol("b")
+    >>> spec = Spec("classic", (RootDim("b", 0, 64, "b"),),
+    ...             (DimDecl(InputDim("x", 0), "dynamic", b, "b"), DimDecl(InputDim("y", 0), "dynamic", b, "b")))
+    >>> [c.text for c in classic_constraints(spec)]
+    ['dynamic_dim(x, 0) >= 2', 'dynamic_dim(x, 0) <= 64', 'dynamic_dim(y, 0) == dynamic_dim(x, 0)']
+    """
     out: list[Any] = []
     for r, primary, related in spec.groups():
         if primary is None:

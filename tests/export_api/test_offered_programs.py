@@ -153,3 +153,13 @@ def test_the_offered_program_warns_nothing_while_the_export_fails() -> None:
         fixes = _violation(ClsToken(), (torch.randn(1, 5, 8),), dynamic_shapes={"x": {0: Dim("b")}})
     assert fixes.program is not None
     assert not [w for w in caught if issubclass(w.category, export.SymshapeWarning)]
+
+
+def test_apply_on_a_positional_list_spec_gives_dynamic_shapes() -> None:
+    """A list ``dynamic_shapes`` (one entry per positional input) is no classic constraint
+    list: ``apply`` returns ``dynamic_shapes`` for it (it used to return constraints)."""
+    model, args = Add(), (torch.randn(4, 3), torch.randn(4, 3))
+    fixes = _violation(model, args, dynamic_shapes=[{0: Dim("a")}, {0: Dim("b")}])
+    fixed = fixes.apply([{0: Dim("a")}, {0: Dim("b")}])
+    assert isinstance(fixed, dict)
+    assert _key(export.export(model, args, dynamic_shapes=fixed)) == _key(fixes.program)

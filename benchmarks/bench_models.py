@@ -14,9 +14,15 @@ zoo's grid of sizes (batch 1, 2, 3, 5; seq 1, 2, 7, 16; ...) against eager. Prin
 each exporter's outcome (``exported`` / ``violation`` / ``error``) and fix (``reexports``,
 ``fails``, ``none``), the sizes that are ok / silently wrong / refused although eager handles
 them / refused where eager fails too, SymshapeWarnings, and the export time ratio symshape /
-torch (medians over the repeats; a failing export counts its fix's re-export too). Then the
-medians issue 8 targets: the ratio where symshape's export succeeds directly (target <= 1.10)
-and where it fails, including its fix (target <= 2.0).
+torch (medians over the repeats) of the user's path to a program: torch's failing export plus
+its fix's re-export; symshape's failing export, whose error offers the verified fix's program
+(``err.fixes.program``, marked ``+program``), or plus the re-export when it offers none. The
+``re-exp`` column is symshape's ratio for a user who re-exports with ``err.fixes.apply(spec)``
+anyway (that re-export runs and is timed on every failing row, and its program is compared
+with the offered one). Then the medians issue 8 targets: the ratio where symshape's export
+succeeds directly (target <= 1.10) and where it fails, including its fix (target <= 2.0; with
+the re-export's median next to it), and, for the batch-1 rows, the sizes
+``err.fixes.larger_example_program`` runs next to both fixes' programs.
 
 Measured (2026-12-01, torch 2.13, ``--repeat 3 --models gpt2,llama,t5,bert,vit,llama_kv``, all
 variants, a loaded 2-core machine: load 4-8, so ratios within ~0.15 are noise). No export

@@ -8,6 +8,7 @@ refuses sizes outside. A fix that needs ``torch._check`` lines offers no program
 from __future__ import annotations
 
 import dataclasses
+import gc
 import sys
 import warnings
 from collections.abc import Callable
@@ -24,6 +25,7 @@ from zero_one_models import ClsToken, LinView  # noqa: E402
 import export  # noqa: E402
 from export.inputs import Inputs  # noqa: E402
 from export.probe import enlarged_inputs  # noqa: E402
+from export.trace import Trace  # noqa: E402
 from shapes.spec import InputDim  # noqa: E402
 
 
@@ -163,3 +165,20 @@ def test_apply_on_a_positional_list_spec_gives_dynamic_shapes() -> None:
     fixed = fixes.apply([{0: Dim("a")}, {0: Dim("b")}])
     assert isinstance(fixed, dict)
     assert _key(export.export(model, args, dynamic_shapes=fixed)) == _key(fixes.program)
+
+
+def _live_traces() -> int:
+    gc.collect()
+    return sum(isinstance(o, Trace) for o in gc.get_objects())
+
+
+def test_offered_programs_keep_no_trace_alive() -> None:
+    """The error holds its programs; they keep what a program keeps (its final solver),
+    not the traces or the diagnosis' solvers."""
+    before = _live_traces()
+    try:
+        export.export(ClsToken(), (torch.randn(1, 5, 8),), dynamic_shapes={"x": {0: Dim("b")}})
+    except export.ConstraintViolationError as e:
+        programs = (e.fixes.program, e.fixes.larger_example_program)
+    assert all(p is not None for p in programs)
+    assert _live_traces() == before

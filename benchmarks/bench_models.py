@@ -25,18 +25,22 @@ the re-export's median next to it), and, for the batch-1 rows, the sizes
 ``err.fixes.larger_example_program`` runs next to both fixes' programs.
 
 Measured (2026-12-01, torch 2.13, ``--repeat 3 --models gpt2,llama,t5,bert,vit,llama_kv``, all
-variants, a loaded 2-core machine: load 4-8, so ratios within ~0.15 are noise). No export
-re-traces for 0/1 evidence any more: the site tables of :mod:`export.sites` cover every
-floor-needing decision of the zoo (before: one boundary re-trace on every decoder export, three
-on T5). Direct exports: gpt2 1.24, llama 1.07, t5 0.59, vit 1.06 / 1.01, llama_kv 1.13, median
-1.066 over 6 (target 1.10: met; was 1.3-2.5, t5 4.1). Failing exports including the fix:
-``separate`` 1.55-2.25 (median 1.70), ``shared`` bert 1.36, ``batch1`` 2.2-2.4 (gpt2, llama, t5),
-vit 3.09, llama_kv 3.14, bert 4.58; median 2.242 over 12 (target 2.0: missed). Every failing
-``batch1`` export re-exports twice to verify its two choices (the dim static, a larger example)
-before offering them, where torch offers one unverified: that, not the 0/1 evidence, is what
-keeps the fix path above 2.0. Sizes: symshape runs every size torch's program
-runs (both: ok 261, silently wrong 0, refused although eager runs 87, all of them the
-batch-1 rows' static batch after the fix).
+variants, a loaded 2-core machine: load 4-6 plus the test suite, so ratios within ~0.15 are
+noise). Failing exports including the fix, now that the error offers the verified fix's program
+(``err.fixes.program``; offered on all 12 failing rows, equal to the re-export's on all 12):
+median 1.579 over 12 (target 2.0: met; was 2.242 when the user had to re-export): ``separate``
+0.98-1.34, ``shared`` bert 1.13, ``batch1`` 1.81-2.11 (gpt2 1.85, llama 1.90, t5 1.81, vit 2.05,
+llama_kv 2.11), bert ``batch1`` 3.78 (a 0/1 cause next to a range cause: the general fix path
+plus the probe). If the user re-exports with ``err.fixes.apply(spec)`` anyway: median 1.939
+(the verification now also builds the program, ~4% of a trace on the zoo). A ``batch1`` error
+costs three traces (the failing export, the probe with a larger example, the static fix's
+verification) against torch's two (its failing export, its unverified fix's re-export); the
+probe's program is offered too (``err.fixes.larger_example_program``: the user's spec, dynamic
+batch, which runs every grid size like eager on the five batch-1 rows that have it, where both
+static fixes refuse 3 of 4 batch sizes). Direct exports: median 1.118 over 6 in this run (1.066
+in the previous one; this change does not touch them). Sizes: symshape runs every size
+torch's program runs (both: ok 261, silently wrong 0, refused although eager runs 87, all of
+them the batch-1 rows' static batch after the fix).
 """
 
 from __future__ import annotations

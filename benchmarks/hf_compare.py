@@ -3,8 +3,10 @@
 :func:`compare` exports one model with one spec variant (``benchmarks.hf_zoo``) with both
 exporters in the same process, applies each exporter's suggested fix when the export
 fails (torch: its "Suggested fixes" through ``refine_dynamic_shapes_from_suggested_fixes``;
-symshape: exactly what ``err.fixes.apply(spec)`` returns), then runs the resulting program
-on a grid of sizes and classifies each size against eager:
+symshape: the program its verification built, ``err.fixes.program``, when it offers one, and
+in any case re-exports with exactly what ``err.fixes.apply(spec)`` returns, timed apart, so
+that both user paths are measured), then runs the resulting program on a grid of sizes and
+classifies each size against eager:
 
 * ``ok``: the program runs and matches eager;
 * ``wrong``: the program runs and differs from eager (silently wrong);
@@ -30,7 +32,7 @@ from torch.utils import _pytree as pytree
 import export
 from benchmarks.hf_zoo import Call, HFModel, example_sizes, grid, spec
 
-__all__ = ["EXPORTERS", "Comparison", "Outcome", "SizeRun", "compare", "classify"]
+__all__ = ["EXPORTERS", "Comparison", "Outcome", "SizeRun", "compare", "classify", "same_program"]
 
 EXPORTERS = ("torch", "symshape")
 KINDS = ("ok", "wrong", "refused", "both_fail")
@@ -53,10 +55,14 @@ class Outcome:
     ``outcome``: ``exported`` / ``violation`` / ``error`` (of the direct export);
     ``fix``: ``-`` (none needed), ``reexports``, ``fails`` (the re-export failed),
     ``unbuildable`` (the suggestion could not be turned into a spec), ``none`` (no fix
-    offered); ``program``: which program ran on the grid (``direct``, ``fixed`` or ``-``);
-    ``seconds``: the direct export's time per repeat; ``fix_seconds``: the fixed
-    re-export's; ``warnings``: SymshapeWarnings of the export that made the program
-    (the direct one when there is no program); ``claimed``: symshape's ``fixes.verified``.
+    offered); ``program``: which program ran on the grid (``direct``, ``offered``: symshape's
+    ``err.fixes.program``, ``fixed``: the re-export's, or ``-``); ``seconds``: the direct
+    export's time per repeat; ``fix_seconds``: the fixed re-export's; ``warnings``:
+    SymshapeWarnings of the export that made the program (the direct one when there is no
+    program; an offered program's are its report's); ``claimed``: symshape's
+    ``fixes.verified``; ``same``: whether the offered program equals the re-export's (range
+    constraints, symshape ranges, graph code; None without both); ``larger_runs``: symshape's
+    ``err.fixes.larger_example_program`` on the grid (empty without one).
     """
 
     exporter: str
@@ -69,12 +75,22 @@ class Outcome:
     warnings: int
     runs: tuple[SizeRun, ...]
     claimed: bool | None = None
+    same: bool | None = None
+    larger_runs: tuple[SizeRun, ...] = ()
 
-    def count(self, kind: str) -> int:
-        return sum(r.kind == kind for r in self.runs)
+    def count(self, kind: str, runs: tuple[SizeRun, ...] | None = None) -> int:
+        return sum(r.kind == kind for r in (self.runs if runs is None else runs))
 
     def total_seconds(self) -> tuple[float, ...]:
-        """Per repeat: the direct export plus, when there is one, the fix's re-export."""
+        """Per repeat, the user's path to a program: the direct export, plus the fix's
+        re-export unless the error offered the program (symshape's ``err.fixes.program``)."""
+        if self.program == "offered":
+            return self.seconds
+        return self.reexport_seconds()
+
+    def reexport_seconds(self) -> tuple[float, ...]:
+        """Per repeat: the direct export plus, when there is one, the fix's re-export (the
+        path of a user who re-exports with the fix)."""
         if not self.fix_seconds:
             return self.seconds
         return tuple(a + b for a, b in zip(self.seconds, self.fix_seconds))
@@ -169,6 +185,8 @@ class _Run:
     fix_seconds: float | None
     warnings: int
     claimed: bool | None
+    same: bool | None = None
+    larger: Any = None
 
 
 def _pipeline(exporter: str, m: HFModel, variant: str) -> _Run:
@@ -180,18 +198,47 @@ def _pipeline(exporter: str, m: HFModel, variant: str) -> _Run:
         return _Run("exported", "", "-", first.program, "direct", first.seconds, None, first.warnings, None)
     err = first.error
     message = f"{type(err).__name__}: {str(err).strip().splitlines()[0][:200]}"
-    claimed = getattr(getattr(err, "fixes", None), "verified", None)
+    fixes = getattr(err, "fixes", None)
+    claimed = getattr(fixes, "verified", None)
     if not _is_violation(exporter, err):
         return _Run("error", message, "none", None, "-", first.seconds, None, first.warnings, claimed)
+    offered, larger = getattr(fixes, "program", None), getattr(fixes, "larger_example_program", None)
     fixed = _torch_fix(err, m, variant) if exporter == "torch" else _symshape_fix(err, given)
     if fixed is None or isinstance(fixed, str):
         fix = "none" if fixed is None else "unbuildable"
-        return _Run("violation", message, fix, None, "-", first.seconds, None, first.warnings, claimed)
+        return _Run("violation", message, fix, offered, "offered" if offered is not None else "-", first.seconds,
+                    None, _warnings(offered, first.warnings), claimed, None, larger)
     second = _attempt(fn, m.build(), call, fixed)
     ok = second.error is None
+    if offered is not None:
+        return _Run("violation", message, "reexports" if ok else "fails", offered, "offered", first.seconds,
+                    second.seconds, _warnings(offered, first.warnings), claimed,
+                    same_program(offered, second.program) if ok else False, larger)
     return _Run("violation", message, "reexports" if ok else "fails", second.program,
                 "fixed" if ok else "-", first.seconds, second.seconds,
-                second.warnings if ok else first.warnings, claimed)
+                second.warnings if ok else first.warnings, claimed, None, larger)
+
+
+def _warnings(offered: Any, default: int) -> int:
+    """An offered program's SymshapeWarnings (its report's: they were not emitted)."""
+    return default if offered is None else len(offered.symshape.warnings)
+
+
+def same_program(a: Any, b: Any) -> bool:
+    """Whether two exported programs are the same: range constraints, symshape's ranges
+    and equalities, and the graph's code.
+
+    >>> f = lambda x: x + 1
+    >>> same_program(export.export(f, (torch.ones(2),)), export.export(f, (torch.ones(2),)))
+    True
+    """
+    def key(ep: Any) -> tuple[Any, ...]:
+        report = getattr(ep, "symshape", None)
+        return (str(ep.range_constraints), ep.graph_module.code, str(ep.graph_signature),
+                None if report is None else (dict(report.ranges), report.classes),
+                str(getattr(ep, "equality_constraints", None)))
+
+    return key(a) == key(b)
 
 
 # -- running the programs on the grid ------------------------------------------------------------
@@ -272,7 +319,9 @@ def compare(m: HFModel, variant: str, *, repeat: int = 1, limit: dict[str, tuple
     for exporter, rs in runs.items():
         last = rs[-1]
         fix_seconds = tuple(r.fix_seconds for r in rs if r.fix_seconds is not None)
+        same = None if all(r.same is None for r in rs) else all(r.same is not False for r in rs)
+        larger = _grid_runs(last.larger, m, points) if last.larger is not None else ()
         outcomes[exporter] = Outcome(exporter, last.outcome, last.message, last.fix, last.which,
                                      tuple(r.seconds for r in rs), fix_seconds, last.warnings,
-                                     _grid_runs(last.program, m, points), last.claimed)
+                                     _grid_runs(last.program, m, points), last.claimed, same, larger)
     return Comparison(m.name, variant, outcomes.get("torch"), outcomes.get("symshape"))

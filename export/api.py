@@ -6,6 +6,7 @@ import contextlib
 import inspect
 import io
 import sys
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -17,7 +18,7 @@ from export import _torch_compat as tc
 from export.classic import dynamic_dim, from_constraints
 from export.diagnose import Retry, data_dependent_error, violation_error
 from export.dynamic_hints import specialized_error
-from export.errors import ExportError, InputError
+from export.errors import ExportError, InputError, SymshapeWarning
 from export.guards import SolverBridge
 from export.inputs import Inputs, signature_of
 from export.program import SymshapeProgram, finish
@@ -210,13 +211,11 @@ def _trace(f: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any] 
 
 
 def _run(f: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any] | None, inputs: Inputs,
-         spec: Spec, opts: TorchOptions) -> SymshapeProgram:
+         spec: Spec, opts: TorchOptions, *, diagnose: bool = True) -> SymshapeProgram:
+    """Trace, judge (a ConstraintViolationError with its fixes, verified by re-exporting
+    when ``diagnose``), and build the program with its 0/1 evidence."""
     ep, trace = _trace(f, args, kwargs, inputs, spec, opts)
-
-    def rerun(new_args: tuple[Any, ...], new_kwargs: dict[str, Any] | None, new_spec: Spec) -> None:
-        _check(f, new_args, new_kwargs, Inputs.bind(f, new_args, new_kwargs), new_spec, opts)
-
-    retry = Retry(args, kwargs, rerun)
+    retry = _retry(f, args, kwargs, inputs, opts) if diagnose else None
     error = violation_error(trace, retry) or specialized_error(trace, retry)
     if error is not None:
         raise error
@@ -231,10 +230,33 @@ def _run(f: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any] | 
     return finish(ep, trace, zero_one(trace, ep, boundary))
 
 
+def _retry(f: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any] | None, inputs: Inputs,
+           opts: TorchOptions) -> Retry:
+    """How diagnosis re-exports ``f``: each re-export raises what :func:`export` would, or
+    returns the program :func:`export` would (``build``), which a verified fix offers."""
+
+    def rerun(new_args: tuple[Any, ...], new_kwargs: dict[str, Any] | None, new_spec: Spec,
+              build: bool) -> SymshapeProgram | None:
+        new_inputs = Inputs.bind(f, new_args, new_kwargs)
+        if not build:
+            _check(f, new_args, new_kwargs, new_inputs, new_spec, opts)
+            return None
+        with warnings.catch_warnings():  # the export failed: the program's notes are in its report
+            warnings.simplefilter("ignore", SymshapeWarning)
+            return _run(f, new_args, new_kwargs, new_inputs, new_spec, opts, diagnose=False)
+
+    def parse(form: Any, classic: bool) -> Spec:
+        if classic:
+            return _spec_of(inputs, form, None)
+        return _spec_of(inputs, None, resolve_dynamic_shapes(f, args, kwargs, form))
+
+    return Retry(args, kwargs, rerun, parse)
+
+
 def _check(f: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any] | None, inputs: Inputs,
            spec: Spec, opts: TorchOptions) -> None:
-    """A diagnosis re-export (fix verification, 0/1 probe): raises what :func:`export` would,
-    without building the program (its final ranges and 0/1 evidence), which no diagnosis reads."""
+    """A diagnosis re-export that offers no program (a fix with checks): raises what
+    :func:`export` would, without building the program (its final ranges and 0/1 evidence)."""
     _, trace = _trace(f, args, kwargs, inputs, spec, opts)
     error = violation_error(trace, None) or specialized_error(trace, None)
     if error is not None:

@@ -11,8 +11,7 @@ from __future__ import annotations
 import re
 import traceback
 from collections.abc import Callable, Mapping
-from collections.abc import Set as AbstractSet
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import sympy
@@ -21,25 +20,25 @@ from export import _torch_compat as tc
 from export.errors import ConstraintViolationError, DataDependentError, ExportError
 from export.fixspec import FixedSpec, apply_fixes
 from export.floor_policy import floor_policy, is_floor
-from export.inputs import Inputs
+from export.program import SymshapeProgram
 from export.provenance import UserFrame, is_user_file
 from export.render import plain_words, render_checks, render_classic, render_modern
 from export.render_words import congruence_words
 from export.probe import probe_specializations, without_dims
 from export.redundant import irredundant
-from export.spec import Spec, torch_dynamic_shapes
+from export.suggested import Retry, SuggestedFixes, verify
 from export.value_reads import ValueRead, size_read
 from export.zero_one import zero_one
 from export.trace import FLOOR_OP, POSITIVE_OP, SPECIALIZED_OP, Trace
 from shapes.spec import InputDim
 from shapes.printing import to_python
 from shapes.relation import is_relation
-from shapes.spec import dynamic_dim as classic_dim
 from shapes.expr import FloorDiv
 from solver import Fact, Fixes, Solver, SpecializeFix, Truth, suggest, to_json
-from shapes.affine import Affine, linear_terms
+from shapes.affine import linear_terms
 
-__all__ = ["Cause", "SuggestedFixes", "blocking_violations", "causes_of", "violation_error", "data_dependent_error"]
+__all__ = ["Cause", "Retry", "SuggestedFixes", "blocking_violations", "causes_of", "violation_error",
+           "data_dependent_error", "static_fixes"]
 
 SPECIALIZED = "specialized"
 
@@ -60,88 +59,6 @@ class Cause:
         if not self.origin:
             return self.constraint
         return f"{self.constraint}\n     at {self.origin}" + (f": {self.code}" if self.code else "")
-
-
-@dataclass(frozen=True)
-class SuggestedFixes:
-    """Fixes as data (``records``, ``fixed``), rendered (``modern``, ``classic``,
-    ``checks``), and whether re-exporting with exactly what :meth:`apply` returns
-    succeeded (``verified``). A fix that needs ``torch._check`` lines in the model
-    (``checks``) is never ``verified``: ``apply`` cannot add them;
-    ``verified_with_checks`` says whether re-exporting with the spec plus those checks
-    succeeded. ``larger_example`` (input dim text -> size) is the other choice for dims
-    specialized at an example size 0/1: export with those example sizes, same spec
-    (re-exported before it is offered); None when it does not work."""
-
-    records: Fixes
-    fixed: FixedSpec
-    modern: str
-    classic: str
-    checks: tuple[str, ...]
-    verified: bool
-    inputs: Inputs = field(repr=False)
-    verified_with_checks: bool = False
-    larger_example: Mapping[str, int] | None = None
-
-    def __iter__(self) -> Any:
-        return iter(self.records)
-
-    def __len__(self) -> int:
-        return len(self.records)
-
-    def dynamic_shapes(self) -> dict[str, Any]:
-        """The corrected ``dynamic_shapes`` (torch ``Dim`` objects)."""
-        return torch_dynamic_shapes(self.fixed.spec, self.inputs)
-
-    def constraints(self) -> list[Any]:
-        """The corrected classic ``constraints`` (records naming the inputs)."""
-        out: list[Any] = []
-        for r, primary, related in self.fixed.spec.groups():
-            if primary is None:
-                continue
-            p = classic_dim(primary.dim.input_name, primary.dim.dim)
-            out.append(p >= max(r.lo, 2))
-            if r.hi is not None:
-                out.append(p <= r.hi)
-            for d in related:
-                form = Affine.of(d.expr) if d.expr is not None else None
-                if form is None:
-                    continue  # dynamic_dim says only a * x + b
-                a, b = form.a, form.b
-                other = classic_dim(d.dim.input_name, d.dim.dim)
-                out.append(other == (p if (a, b) == (1, 0) else a * p + b))
-        return out
-
-    def apply(self, spec: Any = None) -> Any:
-        """The corrected spec in the form given: a list (classic) or a dynamic_shapes."""
-        if isinstance(spec, (list, tuple)) and (not spec or not isinstance(spec, tuple) or _looks_classic(spec)):
-            return self.constraints()
-        if spec is None and self.fixed.spec.api == "classic":
-            return self.constraints()
-        return self.dynamic_shapes()
-
-    def render(self) -> str:
-        parts = ["Suggested fix (Dim form):", _indent(self.modern), "", "Suggested fix (classic form):",
-                 _indent(self.classic)]
-        if self.checks:
-            parts += ["", "Also add, in the model, where the constraint arises (apply() cannot add these):",
-                      *(_indent(c) for c in self.checks)]
-        if self.larger_example:
-            sizes = ", ".join(f"{d} = {n}" for d, n in self.larger_example.items())
-            parts += ["", f"Or keep the spec and export with a larger example: {sizes} (verified)"]
-        if self.checks and self.verified_with_checks:
-            parts += ["", "(verified with the torch._check lines added to the model)"]
-        elif not self.verified:
-            parts += ["", "(not verified: re-exporting with this fix did not succeed)"]
-        return "\n".join(parts)
-
-
-def _looks_classic(spec: Any) -> bool:
-    return all(hasattr(c, "text") for c in spec)
-
-
-def _indent(text: str) -> str:
-    return "\n".join("    " + line if line else line for line in text.splitlines())
 
 
 # -- which violations block the export ------------------------------------------------------
@@ -249,18 +166,6 @@ def _plain(rel: sympy.Basic, names: Mapping[sympy.Basic, str]) -> str:
 
 # -- the error -------------------------------------------------------------------------------
 
-@dataclass(frozen=True)
-class Retry:
-    """How diagnosis re-runs the export: with another spec, or other example inputs."""
-
-    args: tuple[Any, ...]
-    kwargs: dict[str, Any] | None
-    run: Callable[[tuple[Any, ...], dict[str, Any] | None, Spec], Any]
-
-    def reexport(self, spec: Spec) -> Any:
-        return self.run(self.args, self.kwargs, spec)
-
-
 def violation_error(trace: Trace, retry: Retry | None) -> ConstraintViolationError | None:
     """The error for an export whose guards the spec does not imply, or None."""
     blocking = blocking_violations(trace)
@@ -320,30 +225,32 @@ def _diagnose_specializations(causes: tuple[Cause, ...], trace: Trace,
         else:
             out.append(Cause(c.dims, c.origin, c.code, f"{head}: use an example of size >= 2", SPECIALIZED, c.facts))
     static = list(result.partners) if result is not None and result.partners else list(special.values())
-    larger = {str(d): n for d, n in result.sizes.items()} if result is not None and result.ok else None
-    return tuple(out), (static_fixes(trace, retry, static, larger) if static else None)
+    ok = result is not None and result.ok
+    larger = {str(d): n for d, n in result.sizes.items()} if result is not None and ok else None
+    program = result.program if result is not None and ok else None
+    return tuple(out), (static_fixes(trace, retry, static, larger, larger_program=program) if static else None)
 
 
 def static_fixes(trace: Trace, retry: Retry | None, dims: list[InputDim],
-                 larger: Mapping[str, int] | None = None, values: list[int] | None = None) -> SuggestedFixes:
+                 larger: Mapping[str, int] | None = None, values: list[int] | None = None,
+                 larger_program: SymshapeProgram | None = None) -> SuggestedFixes:
     """The dims static at ``values`` (default: their example sizes, as torch does),
-    re-exported with exactly that spec; and ``larger``, the example sizes with which the spec
-    itself exports."""
+    re-exported with exactly what ``apply()`` returns (that program is offered); and
+    ``larger``, the example sizes with which the spec itself exports (``larger_program``)."""
     inputs = trace.inputs
     if values is None:
         values = [inputs.size(d) for d in dims]
-    static = without_dims(trace.spec, dims)
-    verified = False
+    fixed = FixedSpec(without_dims(trace.spec, dims), (), ())
+    program = None
     if retry is not None:
         try:
-            retry.reexport(static)
-            verified = True
+            program = verify(fixed, inputs, retry)
         except ExportError:
-            verified = False
+            program = None
+    verified = program is not None
     records = Fixes(tuple(SpecializeFix(trace.dim_syms[d], v) for d, v in zip(dims, values)), verified)
-    fixed = FixedSpec(static, (), ())
-    return SuggestedFixes(records, fixed, render_modern(static, inputs), render_classic(static, inputs), (),
-                          verified, inputs, False, larger)
+    return SuggestedFixes(records, fixed, render_modern(fixed.spec, inputs), render_classic(fixed.spec, inputs), (),
+                          verified, inputs, False, larger, program=program, larger_example_program=larger_program)
 
 
 def _json(trace: Trace) -> str | None:
@@ -377,24 +284,31 @@ def _fixes(trace: Trace, retry: Retry | None) -> SuggestedFixes:
         floored = _suggested(trace, policy.about_inputs)
         if len(floored[1].checks) < len(fixed.checks):
             records, fixed = floored
-    passed = False
+    fixed, passed, program = _verified(trace, fixed, retry)
+    names = {sym: f"{d.input_name}.shape[{d.dim}]" for d, sym in trace.dim_syms.items()}
+    # apply() returns the spec without the checks: verified only when no check is needed
+    verified = passed and not fixed.checks
+    return SuggestedFixes(records, fixed, render_modern(fixed.spec, inputs), render_classic(fixed.spec, inputs),
+                          tuple(render_checks(fixed.checks, names)), verified, inputs, passed and bool(fixed.checks),
+                          program=program if verified else None)
+
+
+def _verified(trace: Trace, fixed: FixedSpec, retry: Retry | None) -> tuple[FixedSpec, bool, SymshapeProgram | None]:
+    """Re-export ``fixed``, and while that fails, what its re-export's own error suggests
+    (at most three rounds): the last fix, whether it re-exported, and the program it gave."""
+    if retry is None:
+        return fixed, False, None
     for _ in range(3):
-        if retry is None:
-            break
         try:
-            retry.reexport(fixed.spec)
-            passed = True
-            break
+            return fixed, True, verify(fixed, trace.inputs, retry)
         except ConstraintViolationError as e:
             more = e.fixes
             if not isinstance(more, SuggestedFixes):
                 break
             fixed = more.fixed
-    names = {sym: f"{d.input_name}.shape[{d.dim}]" for d, sym in trace.dim_syms.items()}
-    # apply() returns the spec without the checks: verified only when no check is needed
-    return SuggestedFixes(records, fixed, render_modern(fixed.spec, inputs), render_classic(fixed.spec, inputs),
-                          tuple(render_checks(fixed.checks, names)), passed and not fixed.checks, inputs,
-                          passed and bool(fixed.checks))
+        except ExportError:  # apply()'s result is no spec export takes: not verified
+            break
+    return fixed, False, None
 
 
 # -- data-dependent errors -----------------------------------------------------------------------

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import sympy
@@ -20,22 +20,26 @@ import torch
 from export import _torch_compat as tc
 from export.errors import ConstraintViolationError, ExportError
 from export.inputs import Inputs
+from export.program import SymshapeProgram
 from export.spec import Spec
 from export.trace import Trace
 from shapes.spec import InputDim
 
 __all__ = ["ProbeResult", "enlarged_inputs", "probe_specializations", "without_dims"]
 
-Runner = Callable[[tuple[Any, ...], dict[str, Any] | None, Spec], Any]
+Runner = Callable[[tuple[Any, ...], dict[str, Any] | None, Spec, bool], SymshapeProgram | None]
 
 
 @dataclass(frozen=True)
 class ProbeResult:
-    """What re-exporting with larger examples showed."""
+    """What re-exporting with larger examples showed: the ``sizes`` tried last, whether the
+    spec exported with them (``ok``, and then the ``program``: what ``export`` returns for
+    the spec and the enlarged example), else the dims each specialized one must equal."""
 
     sizes: Mapping[InputDim, int]
     ok: bool
     partners: Mapping[InputDim, tuple[str, str | None, str | None]]  # dim -> (other dim, origin, code)
+    program: SymshapeProgram | None = field(default=None, repr=False, compare=False)
 
 
 def _resized(t: torch.Tensor, dim: int, n: int) -> torch.Tensor:
@@ -83,7 +87,8 @@ def _sizes_for(spec: Spec, dims: Iterable[InputDim], value: int) -> dict[InputDi
 def probe_specializations(trace: Trace, args: tuple[Any, ...], kwargs: dict[str, Any] | None,
                           dims: list[InputDim], run: Runner) -> ProbeResult | None:
     """Re-export ``trace``'s spec with the specialized ``dims`` enlarged (to 2, then to
-    other dims' example sizes); None when no probe could be traced."""
+    other dims' example sizes) through ``run(args, kwargs, spec, build=True)``, which raises
+    what ``export`` raises or returns the program; None when no probe could be traced."""
     spec, inputs = trace.spec, trace.inputs
     sizes_seen = inputs.example_sizes()
     declared = sorted({n for d, n in sizes_seen.items() if n >= 2 and spec.decl(d) is not None})
@@ -95,8 +100,8 @@ def probe_specializations(trace: Trace, args: tuple[Any, ...], kwargs: dict[str,
         except Exception:  # noqa: BLE001 - a probe that cannot be built is skipped
             continue
         try:
-            run(new_args, new_kwargs, spec)
-            return ProbeResult(sizes, True, {})
+            program = run(new_args, new_kwargs, spec, True)
+            return ProbeResult(sizes, True, {}, program)
         except ConstraintViolationError as e:
             partners = _partners(e, dims)
             if partners:

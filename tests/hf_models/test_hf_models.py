@@ -3,8 +3,9 @@
 Every model of the zoo is exported with each spec variant (``shared`` Dims, ``separate``
 Dims per input, a ``batch1`` example), through ``benchmarks.hf_compare.compare`` (the
 harness ``benchmarks/bench_models.py`` uses too), with symshape only: the program (direct,
-or after exactly what ``err.fixes.apply(spec)`` returns) runs on a grid of batch and seq
-sizes that includes 1, 2 and odd sizes, against eager.
+or the one the error offers, ``err.fixes.program``, which must equal the re-export with
+exactly what ``err.fixes.apply(spec)`` returns) runs on a grid of batch and seq sizes that
+includes 1, 2 and odd sizes, against eager; so does ``err.fixes.larger_example_program``.
 
 * Never silently wrong: a hard assertion on every (model, variant).
 * No needless refusals, and every violation gets a fix that re-exports: the targets of
@@ -114,6 +115,19 @@ def test_verified_means_apply_reexports(name: str, variant: str) -> None:
     out = _symshape(name, variant)
     if out.claimed:
         assert out.fix == "reexports", f"{name} {variant}: verified, but {out.fix}"
+
+
+@pytest.mark.parametrize(("name", "variant"), _cases({}))
+def test_verified_fix_offers_the_reexports_program(name: str, variant: str) -> None:
+    """A verified fix comes with its program, the same as re-exporting with ``apply``'s result
+    (range constraints, symshape's ranges and equalities, graph); a larger-example program
+    runs every size of the grid its eager model runs (it is dynamic)."""
+    out = _symshape(name, variant)
+    if out.claimed:
+        assert out.program == "offered", f"{name} {variant}: verified, but no program offered"
+        assert out.same, f"{name} {variant}: the offered program differs from the re-export's"
+    bad = [(dict(r.sizes), r.kind, r.detail) for r in out.larger_runs if r.kind in ("wrong", "refused")]
+    assert not bad, f"{name} {variant}: err.fixes.larger_example_program: {bad}"
 
 
 @pytest.mark.parametrize("module", [hf_zoo, hf_compare], ids=["hf_zoo", "hf_compare"])

@@ -11,8 +11,9 @@ is read from a *clock* of three counters that only ever grow:
 Nothing else clears anything. Which counters a table reads follows from what its entries
 claim: TRUE/FALSE answers, normal forms and Min/Max simplifications stay valid as facts are
 added (ranges only narrow), so they read ``forgets`` only; UNKNOWN answers may be settled by
-any new fact (``forgets``, ``learns``); root forms name the current class leaders
-(``forgets``, ``links``); linear forms over symbols depend on the relation alone (none).
+any new fact (``forgets``, ``learns``); root forms, and the Z3 terms of facts over the
+class leaders (keyed by fact index: an index names another fact only after a scope ended),
+name the current class leaders (``forgets``, ``links``); linear forms over symbols depend on the relation alone (none).
 
 >>> clock = [0, 0, 0]
 >>> memo = Memo(lambda: tuple(clock))
@@ -42,6 +43,7 @@ _READS: dict[str, tuple[int, ...]] = {
     "minmax": (FORGETS,),  # relation -> relation with dominated Min/Max arguments dropped
     "rooted": (FORGETS, LINKS),  # expression -> the same over class leaders
     "linear": (),  # relation -> its linear form over symbols (a function of the relation alone)
+    "encoded": (FORGETS, LINKS),  # fact index -> the Z3 term of the fact over class leaders
 }
 
 
@@ -90,3 +92,7 @@ class Memo:
     @property
     def linear(self) -> dict[Any, Any]:
         return self.table("linear")
+
+    @property
+    def encoded(self) -> dict[Any, Any]:
+        return self.table("encoded")

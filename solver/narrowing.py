@@ -76,17 +76,23 @@ def _refuted(st: State, lin: Linear) -> bool:
         st.uf.undo(mark, forget=False)
 
 
-def decide(st: State, rel: sympy.Basic) -> Truth | None:
+def decide(st: State, rel: sympy.Basic, at_hint: bool | None = None) -> Truth | None:
     """TRUE when the facts refute the negation of the linear relation ``rel``, FALSE when
-    they refute ``rel``; None when neither is shown (or ``rel`` is not linear)."""
+    they refute ``rel``; None when neither is shown (or ``rel`` is not linear).
+
+    ``at_hint`` is ``rel`` at a point known to satisfy every fact (None: no such point):
+    ``rel`` cannot then be the opposite answer, so only the refutation that can succeed
+    is tried.
+    """
     lin = st.linear(rel)
     if not isinstance(lin, tuple):
         return None
     op, coeffs, const = lin
+    try_true, try_false = at_hint is not False, at_hint is not True
     if op == ">=":
-        if _refuted(st, (">=", {r: -a for r, a in coeffs.items()}, -const - 1)):
+        if try_true and _refuted(st, (">=", {r: -a for r, a in coeffs.items()}, -const - 1)):
             return Truth.TRUE
-        return Truth.FALSE if _refuted(st, lin) else None
+        return Truth.FALSE if try_false and _refuted(st, lin) else None
     if op == "==":
-        return Truth.FALSE if _refuted(st, lin) else None
-    return Truth.TRUE if _refuted(st, ("==", coeffs, const)) else None
+        return Truth.FALSE if try_false and _refuted(st, lin) else None
+    return Truth.TRUE if try_true and _refuted(st, ("==", coeffs, const)) else None

@@ -26,7 +26,7 @@ import sympy
 
 from shapes.errors import UnsupportedExpressionError
 from shapes.relation import BOOL_TYPES, is_relation
-from solver import enumeration, narrowing, stages
+from solver import enumeration, local, narrowing, stages
 from solver.stages import Question, Stage
 from solver.state import State
 from solver.truth import Truth
@@ -174,11 +174,12 @@ def _decide_smt(st: State, rel: sympy.Basic) -> tuple[Truth, str]:
     seen = z.witnessed(rel) | ({at_hint} if at_hint is not None else set())
     if len(seen) == 2 or (at_hint is not None and _moved_witness(st, rel)):
         return Truth.UNKNOWN, "witness"  # two points satisfying every fact disagree on rel
-    refuted = narrowing.decide(st, rel)
+    refuted = narrowing.decide(st, rel, at_hint)
     if refuted is not None:
         return refuted, "refutation"
     if len(st.residual) > FULL_SMT_FACTS:
-        return _decide_local(st, rel)
+        t = local.decide(st, rel, LOCAL_FACTS, at_hint)
+        return (t, "z3") if t is not None else (Truth.UNKNOWN, "undecided")
     neg_first = at_hint is not False  # the hint point is a witness for rel when True
     first = z.check([z.negation(term)] if neg_first else [term])
     if first == "unsat":
@@ -195,23 +196,6 @@ def _decide_smt(st: State, rel: sympy.Basic) -> tuple[Truth, str]:
     enumerated = _enumerate(st, rel)
     if enumerated is not None:
         return enumerated, "enumeration"
-    return Truth.UNKNOWN, "undecided"
-
-
-def _decide_local(st: State, rel: sympy.Basic) -> tuple[Truth, str]:
-    """Z3 over the facts near ``rel`` (see :meth:`solver.state.State.neighbourhood`) and
-    the class data of the classes they mention: fewer facts are weaker premises, so only an
-    unsat answer is conclusive; anything else is UNKNOWN (the budget of a large problem)."""
-    z = st.smt
-    leaders, facts = st.neighbourhood(rel, LOCAL_FACTS)
-    encoding = [z.translate(st.to_roots(f)) for f in facts]
-    encoding += [z.class_term(r, *st.uf.data(r).range, st.uf.data(r).cong, sorted(st.uf.data(r).excluded))
-                 for r in leaders]
-    term = z.translate(st.to_roots(rel))
-    if z.check_local(encoding, z.negation(term)) == "unsat":
-        return Truth.TRUE, "z3"
-    if z.check_local(encoding, term) == "unsat":
-        return Truth.FALSE, "z3"
     return Truth.UNKNOWN, "undecided"
 
 

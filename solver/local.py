@@ -5,10 +5,12 @@ classes (:func:`near`, at most ``limit``, nearest first) and the class data of e
 they mention. Fewer facts are weaker premises, so only an unsat answer is conclusive
 (:func:`decide`); anything else is UNKNOWN.
 
-The encoding is rebuilt for every question from cached pieces: each fact's Z3 term over the
-class leaders is kept by fact index (memo table ``encoded``, emptied when the class
-structure changes or a scope ends), each class term by the class data it states (see
-:meth:`solver.smt.Smt.class_term`), so a question costs about its Z3 check.
+The encoding is rebuilt for every question from cached pieces: each fact over the class
+leaders is kept by fact index (memo table ``encoded``, emptied when the class structure
+changes or a scope ends), each class's data by its value (table ``class_text``). A linear
+fact and a class's data are SMT-LIB text (Z3 parses a question's text in one call, far
+cheaper than building its terms through the Python API); any other fact is a Z3 term. A
+question then costs about its Z3 check.
 
 >>> import sympy
 >>> from solver.absorb import assume
@@ -28,6 +30,7 @@ import z3
 
 from solver.state import State
 from solver.truth import Truth
+from solver.union_find import ClassData
 
 __all__ = ["near", "encoding", "decide"]
 
@@ -56,20 +59,76 @@ def near(st: State, rel: sympy.Basic, limit: int) -> tuple[list[sympy.Symbol], l
     return leaders, ids
 
 
-def encoding(st: State, leaders: list[sympy.Symbol], ids: list[int]) -> list[z3.ExprRef]:
-    """The Z3 terms of the facts ``ids`` over the class leaders and of the class data of
-    ``leaders``, from the caches (see the module docstring)."""
-    z, table = st.smt, st.memo.encoded
-    out = []
+def encoding(st: State, leaders: list[sympy.Symbol], ids: list[int]) -> tuple[list[z3.ExprRef], str]:
+    """The facts ``ids`` over the class leaders and the class data of ``leaders``, from the
+    caches (see the module docstring): Z3 terms, and SMT-LIB text (declarations first) for
+    the linear facts and the class data, which Z3 parses in one call."""
+    z, table, classes = st.smt, st.memo.encoded, st.memo.class_text
+    terms: list[z3.ExprRef] = []
+    lines = [f"(declare-const {_name(r)} Int)" for r in leaders if _quotable(r)]
     for i in ids:
-        term = table.get(i)
-        if term is None:
-            term = table[i] = z.translate(st.to_roots(st.facts[i].rel))
-        out.append(term)
+        piece = table.get(i)
+        if piece is None:
+            piece = table[i] = _fact_text(st, i)
+            if piece is None:
+                piece = table[i] = z.translate(st.to_roots(st.facts[i].rel))
+        (lines.append if isinstance(piece, str) else terms.append)(piece)  # type: ignore[arg-type]
     for r in leaders:
         data = st.uf.data(r)
-        out.append(z.class_term(r, *data.range, data.cong, sorted(data.excluded)))
-    return out
+        key = (r, data)
+        text = classes.get(key)
+        if text is None:
+            text = classes[key] = _class_text(r, data) if _quotable(r) else ""
+        if text:
+            lines.append(text)
+        elif not _quotable(r):
+            terms.append(z.class_term(r, *data.range, data.cong, sorted(data.excluded)))
+    return terms, "".join(lines)
+
+
+def _quotable(sym: sympy.Symbol) -> bool:
+    """Whether the name is an SMT-LIB quoted symbol (``|name|``: no ``|`` or backslash)."""
+    return "|" not in sym.name and "\\" not in sym.name
+
+
+def _name(sym: sympy.Symbol) -> str:
+    return f"|{sym.name}|"
+
+
+def _num(k: int) -> str:
+    return str(k) if k >= 0 else f"(- {-k})"
+
+
+def _fact_text(st: State, i: int) -> str | None:
+    """``(assert ...)`` for fact ``i`` when it is linear over the class leaders (its form
+    memoized by index, shared with :mod:`solver.narrowing`), else None."""
+    forms = st.memo.leader_linear
+    form = forms.get(i, False)
+    if form is False:
+        form = forms[i] = st.linear(st.facts[i].rel)
+    if form is None:
+        return None
+    if isinstance(form, bool):
+        return "(assert true)" if form else "(assert false)"
+    op, coeffs, const = form
+    if not all(_quotable(r) for r in coeffs):
+        return None
+    terms = " ".join(_name(r) if a == 1 else f"(* {_num(a)} {_name(r)})" for r, a in coeffs.items())
+    atom = f"(>= (+ {terms} {_num(const)}) 0)" if op == ">=" else f"(= (+ {terms} {_num(const)}) 0)"
+    return f"(assert {atom if op != '!=' else f'(not {atom})'})"
+
+
+def _class_text(r: sympy.Symbol, data: ClassData) -> str:
+    """``(assert ...)`` of what the class data says of leader ``r`` (range, congruence,
+    holes), the statement of :meth:`solver.smt.Smt.class_term`; empty when it says nothing."""
+    v = _name(r)
+    lo, hi = data.range
+    m, res = data.cong
+    parts = [f"(not (= {v} {_num(x)}))" for x in sorted(data.excluded)]
+    parts += [] if isinstance(lo, float) else [f"(>= {v} {_num(int(lo))})"]
+    parts += [] if isinstance(hi, float) else [f"(<= {v} {_num(int(hi))})"]
+    parts += [] if m == 1 else [f"(= (mod (- {v} {_num(res)}) {m}) 0)"]
+    return f"(assert (and {' '.join(parts)} true))" if parts else ""
 
 
 def decide(st: State, rel: sympy.Basic, limit: int, at_hint: bool | None) -> Truth | None:
@@ -78,10 +137,10 @@ def decide(st: State, rel: sympy.Basic, limit: int, at_hint: bool | None) -> Tru
     the opposite answer is then impossible and its check is skipped."""
     z = st.smt
     leaders, ids = near(st, rel, limit)
-    facts = encoding(st, leaders, ids)
+    facts, text = encoding(st, leaders, ids)
     term = z.translate(st.to_roots(rel))
-    if at_hint is not False and z.check_local(facts, z.negation(term)) == "unsat":
+    if at_hint is not False and z.check_local(facts, z.negation(term), text) == "unsat":
         return Truth.TRUE
-    if at_hint is not True and z.check_local(facts, term) == "unsat":
+    if at_hint is not True and z.check_local(facts, term, text) == "unsat":
         return Truth.FALSE
     return None

@@ -12,8 +12,8 @@ Nothing else clears anything. Which counters a table reads follows from what its
 claim: TRUE/FALSE answers, normal forms and Min/Max simplifications stay valid as facts are
 added (ranges only narrow), so they read ``forgets`` only; UNKNOWN answers may be settled by
 any new fact (``forgets``, ``learns``); root forms, and the Z3 terms of facts over the
-class leaders (keyed by fact index: an index names another fact only after a scope ended),
-name the current class leaders (``forgets``, ``links``); linear forms over symbols depend on the relation alone (none).
+class leaders (Z3 terms or SMT-LIB text) and their linear forms there (keyed by fact index: an index names another
+fact only after a scope ended), name the current class leaders (``forgets``, ``links``); linear forms over symbols depend on the relation alone (none).
 
 >>> clock = [0, 0, 0]
 >>> memo = Memo(lambda: tuple(clock))
@@ -44,6 +44,8 @@ _READS: dict[str, tuple[int, ...]] = {
     "rooted": (FORGETS, LINKS),  # expression -> the same over class leaders
     "linear": (),  # relation -> its linear form over symbols (a function of the relation alone)
     "encoded": (FORGETS, LINKS),  # fact index -> the Z3 term of the fact over class leaders
+    "leader_linear": (FORGETS, LINKS),  # fact index -> its linear form over class leaders
+    "class_text": (FORGETS, LINKS),  # (leader, class data) -> SMT-LIB text of the data (a function of the key)
 }
 
 
@@ -96,3 +98,11 @@ class Memo:
     @property
     def encoded(self) -> dict[Any, Any]:
         return self.table("encoded")
+
+    @property
+    def leader_linear(self) -> dict[Any, Any]:
+        return self.table("leader_linear")
+
+    @property
+    def class_text(self) -> dict[Any, Any]:
+        return self.table("class_text")

@@ -37,10 +37,11 @@ def narrow(st: State, lin: Linear | bool | None, source: sympy.Basic | None, vis
     """Narrow ranges through ``lin`` (the linear form of ``source``, a fact or None) and the
     residual facts it reaches, visiting at most ``visits`` relations (``lin`` included).
     False when a range comes out empty. A fact is queued once at a time; a range that does
-    not narrow queues nothing."""
-    uf = st.uf
-    queued: set[sympy.Basic] = {source} if source is not None else set()
-    todo: list[sympy.Basic] = []
+    not narrow queues nothing. Facts are queued by index, and their linear forms over the
+    class leaders are memoized by index (narrowing changes ranges, never links)."""
+    uf, forms = st.uf, st.memo.leader_linear
+    queued: set[int] = set()
+    todo: list[int] = []
     for _ in range(visits):
         if isinstance(lin, tuple) and lin[0] != "!=":
             for root, rng in propagate.implied(lin[0], lin[1], lin[2], st.range_lookup).items():
@@ -53,22 +54,24 @@ def narrow(st: State, lin: Linear | bool | None, source: sympy.Basic | None, vis
                     continue
                 for m in uf.members(root):
                     for i in st.mentions.get(m, ()):
-                        other = st.facts[i].rel
-                        if other not in queued:
-                            queued.add(other)
-                            todo.append(other)
+                        if i not in queued and (source is None or st.facts[i].rel != source):
+                            queued.add(i)
+                            todo.append(i)
         if not todo:
             break
-        fact = todo.pop()
-        queued.discard(fact)
-        lin = st.linear(fact)
+        i = todo.pop()
+        queued.discard(i)
+        lin = forms.get(i, False)
+        if lin is False:
+            lin = forms[i] = st.linear(st.facts[i].rel)
     return True
 
 
 def _refuted(st: State, lin: Linear) -> bool:
     """Whether the facts and ``lin`` have no common solution, shown by narrowing on a trial
     that is undone. The undo does not count as forgetting (the memo is kept): the trial
-    computes no memoized answer, normal or root form, only pure linear forms."""
+    computes no memoized answer, normal or root form, only linear forms, which depend on
+    the class structure alone (a trial narrows ranges and links nothing)."""
     mark = st.uf.mark()
     try:
         return not narrow(st, lin, None, REFUTE_VISITS)

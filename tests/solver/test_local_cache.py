@@ -19,6 +19,7 @@ import random
 
 import pytest
 import sympy
+import z3
 
 from oracle_support import COUNTS, truth_of
 from shapes import evaluate, int_symbol
@@ -157,3 +158,67 @@ def test_encoded_terms_follow_links_and_scopes():
     term = st.smt.class_term(x, *data.range, data.cong, ())
     assert st.smt.class_term(x, *data.range, data.cong, ()) is term
     assert st.smt.class_term(x, 1, 9, data.cong, ()) is not term
+
+
+def _text_equals_terms(s: Solver, rel: sympy.Basic) -> int:
+    """Every text piece of ``rel``'s neighbourhood states what the Z3 translation of the
+    same fact / class data states (Z3 proves the two equivalent); the number checked."""
+    st = s._state  # noqa: SLF001
+    z = st.smt
+    leaders, ids = local.near(st, rel, 50)
+    decls = {r.name: z.var(r) for r in leaders}
+    checked = 0
+    pieces = [(local._fact_text(st, i), z.translate(st.to_roots(st.facts[i].rel))) for i in ids]  # noqa: SLF001
+    for r in leaders:
+        data = st.uf.data(r)
+        pieces.append((local._class_text(r, data), z.class_term(r, *data.range, data.cong, sorted(data.excluded))))  # noqa: SLF001
+    for text, term in pieces:
+        if not text:
+            continue
+        parsed = z3.parse_smt2_string(text, decls=decls, ctx=z.ctx)
+        solver = z3.Solver(ctx=z.ctx)
+        solver.add(z3.Not(z3.And(*parsed) == term))
+        assert solver.check() == z3.unsat, (text, term)
+        checked += 1
+    return checked
+
+
+def test_text_encoding_states_what_the_terms_state():
+    """Linear facts with negative coefficients and constants, congruences, holes, unbounded
+    ends and a quoted name, as text, against the Z3 translation."""
+    rng = random.Random(7)
+    checked = 0
+    for seed in range(40):
+        s = Solver()
+        xs = [s.symbol(n, rng.choice([None, -5, 0]), rng.choice([None, 9, 40])) for n in ("a", "b", "ｃ", "d e", "f")]
+        for _ in range(6):
+            a, b, c = rng.sample(xs, 3)
+            k = rng.randint(-9, 9)
+            rel = rng.choice([sympy.Le(2 * a - 3 * b, c + k), sympy.Ne(a, -3 * b + k), sympy.Ge(a + b + c, k),
+                              sympy.Eq(sympy.Mod(a, 3), 1), sympy.Ne(a, k), sympy.Eq(a, 2 * b + 1),
+                              sympy.Le(a * b, k + 20)])
+            try:
+                s.assume(rel)
+            except ContradictionError:
+                continue
+        checked += _text_equals_terms(s, sympy.Ge(xs[seed % 5], 0))
+    COUNTS["local: text pieces checked against Z3 terms"] = checked
+    assert checked > 200
+
+
+def test_names_that_cannot_be_quoted_go_as_terms(monkeypatch):
+    """A name with ``|`` or a backslash is no SMT-LIB quoted symbol: its facts and class
+    data go to Z3 as terms, with the same answers."""
+    monkeypatch.setattr(pipeline, "FULL_SMT_FACTS", 0)
+    s = Solver()
+    p, q, r = s.symbol("p|q", 0, 9, hint=4), s.symbol("r\\s", 0, 9, hint=5), s.symbol("t", 0, 9, hint=6)
+    for f in (sympy.Le(p + q, r + 3), sympy.Ge(r, 6), sympy.Le(q, p + 1)):
+        s.assume(f)
+    st = s._state  # noqa: SLF001
+    terms, text = local.encoding(st, *local.near(st, sympy.Ge(p, 0), 10))
+    assert "p|q" not in text and "r\\s" not in text and len(terms) >= 4
+    facts = [f.rel for f in s.facts]
+    points = [dict(zip((p, q, r), v)) for v in itertools.product(range(10), repeat=3)]
+    for question in (sympy.Le(p + q, 12), sympy.Le(q, 7), sympy.Ge(q, 9), sympy.Ge(p, 3), sympy.Ne(r, 5)):
+        want = truth_of([bool(evaluate(question, x)) for x in points if all(evaluate(f, x) for f in facts)])
+        assert s.decide(question) is want, question

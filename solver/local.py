@@ -43,17 +43,16 @@ def near(st: State, rel: sympy.Basic, limit: int) -> tuple[list[sympy.Symbol], l
     known, taken = set(leaders), set()
     ids: list[int] = []
     for leader in leaders:  # grows while it is walked
-        for m in st.uf.members(leader):
-            for i in st.mentions.get(m, ()):
-                if i in taken or len(ids) >= limit:
-                    continue
-                taken.add(i)
-                ids.append(i)
-                for x in sorted(st.facts[i].rel.free_symbols, key=st.order):
-                    r = find(x)[0]
-                    if r not in known:
-                        known.add(r)
-                        leaders.append(r)
+        for i in st.class_facts(leader):
+            if i in taken or len(ids) >= limit:
+                continue
+            taken.add(i)
+            ids.append(i)
+            for x in sorted(st.facts[i].rel.free_symbols, key=st.order):
+                r = find(x)[0]
+                if r not in known:
+                    known.add(r)
+                    leaders.append(r)
         if len(ids) >= limit:
             break
     return leaders, ids

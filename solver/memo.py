@@ -13,7 +13,8 @@ claim: TRUE/FALSE answers, normal forms and Min/Max simplifications stay valid a
 added (ranges only narrow), so they read ``forgets`` only; UNKNOWN answers may be settled by
 any new fact (``forgets``, ``learns``); root forms, and the Z3 terms of facts over the
 class leaders (Z3 terms or SMT-LIB text) and their linear forms there (keyed by fact index: an index names another
-fact only after a scope ended), name the current class leaders (``forgets``, ``links``); linear forms over symbols depend on the relation alone (none).
+fact only after a scope ended), name the current class leaders (``forgets``, ``links``); linear forms over symbols depend on the relation alone (none); the residual facts naming a
+class change with any of the three.
 
 >>> clock = [0, 0, 0]
 >>> memo = Memo(lambda: tuple(clock))
@@ -45,6 +46,7 @@ _READS: dict[str, tuple[int, ...]] = {
     "linear": (),  # relation -> its linear form over symbols (a function of the relation alone)
     "encoded": (FORGETS, LINKS),  # fact index -> the Z3 term of the fact over class leaders
     "leader_linear": (FORGETS, LINKS),  # fact index -> its linear form over class leaders
+    "class_facts": (FORGETS, LEARNS, LINKS),  # leader -> indices of the residual facts naming its class
     "class_text": (FORGETS, LINKS),  # (leader, class data) -> SMT-LIB text of the data (a function of the key)
 }
 
@@ -106,3 +108,7 @@ class Memo:
     @property
     def class_text(self) -> dict[Any, Any]:
         return self.table("class_text")
+
+    @property
+    def class_facts(self) -> dict[Any, Any]:
+        return self.table("class_facts")

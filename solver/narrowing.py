@@ -23,6 +23,7 @@ from __future__ import annotations
 import sympy
 
 from solver import propagate
+from solver.interval import Interval
 from solver.state import State
 from solver.truth import Truth
 
@@ -39,24 +40,27 @@ def narrow(st: State, lin: Linear | bool | None, source: sympy.Basic | None, vis
     False when a range comes out empty. A fact is queued once at a time; a range that does
     not narrow queues nothing. Facts are queued by index, and their linear forms over the
     class leaders are memoized by index (narrowing changes ranges, never links)."""
-    uf, forms = st.uf, st.memo.leader_linear
+    uf, forms, data = st.uf, st.memo.leader_linear, st.uf.data
     queued: set[int] = set()
     todo: list[int] = []
+
+    def range_of(root: sympy.Symbol) -> Interval:
+        return data(root).range
+
     for _ in range(visits):
         if isinstance(lin, tuple) and lin[0] != "!=":
-            for root, rng in propagate.implied(lin[0], lin[1], lin[2], st.range_lookup).items():
-                lo, hi = st.range_lookup(root)
-                if rng[0] <= lo and hi <= rng[1]:
+            for root, rng in propagate.implied(lin[0], lin[1], lin[2], range_of).items():
+                old = data(root).range
+                if rng[0] <= old[0] and old[1] <= rng[1]:
                     continue
                 if not uf.restrict(root, rng):
                     return False
-                if st.range_lookup(root) == (lo, hi):
+                if data(root).range == old:
                     continue
-                for m in uf.members(root):
-                    for i in st.mentions.get(m, ()):
-                        if i not in queued and (source is None or st.facts[i].rel != source):
-                            queued.add(i)
-                            todo.append(i)
+                for i in st.class_facts(root):
+                    if i not in queued and (source is None or st.facts[i].rel != source):
+                        queued.add(i)
+                        todo.append(i)
         if not todo:
             break
         i = todo.pop()

@@ -206,12 +206,7 @@ def _moved_witness(st: State, rel: sympy.Basic) -> bool:
     classes = [_klass(st, r) for r in leaders[:3]]
 
     def facts_of(leader: sympy.Symbol) -> Iterator[sympy.Basic]:
-        seen: set[int] = set()
-        for m in st.uf.members(leader):
-            for i in st.mentions.get(m, ()):
-                if i not in seen:
-                    seen.add(i)
-                    yield st.facts[i].rel
+        return (st.facts[i].rel for i in st.class_facts(leader))
 
     if other_point(rel, st.hints, classes, facts_of) is not None:
         return True

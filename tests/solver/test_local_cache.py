@@ -85,7 +85,13 @@ def _brute(facts: list[sympy.Basic], q: sympy.Basic) -> Truth:
 
 def _check(s: Solver, hint: dict[sympy.Symbol, int], facts: list[sympy.Basic], questions: list[sympy.Basic],
            tally: dict[str, int]) -> None:
-    """Every answer of the warm solver ``s`` against brute force and a fresh solver."""
+    """Every answer of the warm solver ``s`` against brute force and a fresh solver; the
+    memoized residual facts of every class against a walk of its members."""
+    st = s._state  # noqa: SLF001
+    for x in SYMS:
+        root = st.uf.find(x)[0]
+        walked = {i for m in st.uf.members(root) for i in st.mentions.get(m, ())}
+        assert set(st.class_facts(root)) == walked and len(st.class_facts(root)) == len(walked)
     fresh = _solver(hint, facts)
     for q in questions:
         got, want, again = s.decide(q), _brute(facts, q), fresh.decide(q)

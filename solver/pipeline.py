@@ -6,8 +6,10 @@ class), then constants, intervals, the union-find's canonical form, the
 witnesses next to the example point (one class moved, or several by a repair walk),
 refutation by range narrowing (:mod:`solver.narrowing`), Z3 with its resource limit (on a
 large problem, past :data:`FULL_SMT_FACTS` residual facts, Z3 sees only the facts near the
-question: then only its unsat answers count, and the rest is UNKNOWN, never a stall), and exhaustive enumeration
-of a small bounded component. Every answer is TRUE, FALSE or UNKNOWN, never a guess.
+question, see :mod:`solver.local`: then only its unsat answers count, and the rest is UNKNOWN,
+never a stall), and exhaustive enumeration of a small bounded component. While the example point satisfies every fact, the answer it
+rules out is never tried (refutation and local Z3 check one side only). Every answer is
+TRUE, FALSE or UNKNOWN, never a guess.
 
 >>> import sympy
 >>> from solver.state import State

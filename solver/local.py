@@ -38,8 +38,8 @@ __all__ = ["near", "encoding", "decide"]
 def near(st: State, rel: sympy.Basic, limit: int) -> tuple[list[sympy.Symbol], list[int]]:
     """The residual facts (indices) reached breadth-first from ``rel``'s classes, at most
     ``limit`` and nearest first, and the class leaders they and ``rel`` mention."""
-    find = st.uf.find
-    leaders = list(dict.fromkeys(find(x)[0] for x in sorted(rel.free_symbols, key=st.order)))
+    table = st.memo.fact_leaders
+    leaders = list(_leaders(st, rel))
     known, taken = set(leaders), set()
     ids: list[int] = []
     for leader in leaders:  # grows while it is walked
@@ -48,14 +48,22 @@ def near(st: State, rel: sympy.Basic, limit: int) -> tuple[list[sympy.Symbol], l
                 continue
             taken.add(i)
             ids.append(i)
-            for x in sorted(st.facts[i].rel.free_symbols, key=st.order):
-                r = find(x)[0]
+            mentioned = table.get(i)
+            if mentioned is None:
+                mentioned = table[i] = _leaders(st, st.facts[i].rel)
+            for r in mentioned:
                 if r not in known:
                     known.add(r)
                     leaders.append(r)
         if len(ids) >= limit:
             break
     return leaders, ids
+
+
+def _leaders(st: State, rel: sympy.Basic) -> tuple[sympy.Symbol, ...]:
+    """The class leaders of ``rel``'s symbols, each once, symbols in declaration order."""
+    find = st.uf.find
+    return tuple(dict.fromkeys(find(x)[0] for x in sorted(rel.free_symbols, key=st.order)))
 
 
 def encoding(st: State, leaders: list[sympy.Symbol], ids: list[int]) -> tuple[list[z3.ExprRef], str]:

@@ -47,6 +47,7 @@ _READS: dict[str, tuple[int, ...]] = {
     "encoded": (FORGETS, LINKS),  # fact index -> the Z3 term of the fact over class leaders
     "leader_linear": (FORGETS, LINKS),  # fact index -> its linear form over class leaders
     "class_facts": (FORGETS, LEARNS, LINKS),  # leader -> indices of the residual facts naming its class
+    "fact_leaders": (FORGETS, LINKS),  # fact index -> the class leaders it mentions, in declaration order
     "class_text": (FORGETS, LINKS),  # (leader, class data) -> SMT-LIB text of the data (a function of the key)
 }
 
@@ -112,3 +113,7 @@ class Memo:
     @property
     def class_facts(self) -> dict[Any, Any]:
         return self.table("class_facts")
+
+    @property
+    def fact_leaders(self) -> dict[Any, Any]:
+        return self.table("fact_leaders")

@@ -11,8 +11,10 @@ is read from a *clock* of three counters that only ever grow:
 Nothing else clears anything. Which counters a table reads follows from what its entries
 claim: TRUE/FALSE answers, normal forms and Min/Max simplifications stay valid as facts are
 added (ranges only narrow), so they read ``forgets`` only; UNKNOWN answers may be settled by
-any new fact (``forgets``, ``learns``); root forms name the current class leaders
-(``forgets``, ``links``); linear forms over symbols depend on the relation alone (none).
+any new fact (``forgets``, ``learns``); root forms, and the Z3 terms of facts over the
+class leaders (Z3 terms or SMT-LIB text) and their linear forms there (keyed by fact index: an index names another
+fact only after a scope ended), name the current class leaders (``forgets``, ``links``); linear forms over symbols depend on the relation alone (none); the residual facts naming a
+class change with any of the three.
 
 >>> clock = [0, 0, 0]
 >>> memo = Memo(lambda: tuple(clock))
@@ -42,6 +44,11 @@ _READS: dict[str, tuple[int, ...]] = {
     "minmax": (FORGETS,),  # relation -> relation with dominated Min/Max arguments dropped
     "rooted": (FORGETS, LINKS),  # expression -> the same over class leaders
     "linear": (),  # relation -> its linear form over symbols (a function of the relation alone)
+    "encoded": (FORGETS, LINKS),  # fact index -> the Z3 term of the fact over class leaders
+    "leader_linear": (FORGETS, LINKS),  # fact index -> its linear form over class leaders
+    "class_facts": (FORGETS, LEARNS, LINKS),  # leader -> indices of the residual facts naming its class
+    "fact_leaders": (FORGETS, LINKS),  # fact index -> the class leaders it mentions, in declaration order
+    "class_text": (FORGETS, LINKS),  # (leader, class data) -> SMT-LIB text of the data (a function of the key)
 }
 
 
@@ -90,3 +97,23 @@ class Memo:
     @property
     def linear(self) -> dict[Any, Any]:
         return self.table("linear")
+
+    @property
+    def encoded(self) -> dict[Any, Any]:
+        return self.table("encoded")
+
+    @property
+    def leader_linear(self) -> dict[Any, Any]:
+        return self.table("leader_linear")
+
+    @property
+    def class_text(self) -> dict[Any, Any]:
+        return self.table("class_text")
+
+    @property
+    def class_facts(self) -> dict[Any, Any]:
+        return self.table("class_facts")
+
+    @property
+    def fact_leaders(self) -> dict[Any, Any]:
+        return self.table("fact_leaders")

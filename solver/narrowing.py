@@ -23,6 +23,7 @@ from __future__ import annotations
 import sympy
 
 from solver import propagate
+from solver.interval import Interval
 from solver.state import State
 from solver.truth import Truth
 
@@ -37,38 +38,44 @@ def narrow(st: State, lin: Linear | bool | None, source: sympy.Basic | None, vis
     """Narrow ranges through ``lin`` (the linear form of ``source``, a fact or None) and the
     residual facts it reaches, visiting at most ``visits`` relations (``lin`` included).
     False when a range comes out empty. A fact is queued once at a time; a range that does
-    not narrow queues nothing."""
-    uf = st.uf
-    queued: set[sympy.Basic] = {source} if source is not None else set()
-    todo: list[sympy.Basic] = []
+    not narrow queues nothing. Facts are queued by index, and their linear forms over the
+    class leaders are memoized by index (narrowing changes ranges, never links)."""
+    uf, forms, data = st.uf, st.memo.leader_linear, st.uf.data
+    queued: set[int] = set()
+    todo: list[int] = []
+
+    def range_of(root: sympy.Symbol) -> Interval:
+        return data(root).range
+
     for _ in range(visits):
         if isinstance(lin, tuple) and lin[0] != "!=":
-            for root, rng in propagate.implied(lin[0], lin[1], lin[2], st.range_lookup).items():
-                lo, hi = st.range_lookup(root)
-                if rng[0] <= lo and hi <= rng[1]:
+            for root, rng in propagate.implied(lin[0], lin[1], lin[2], range_of).items():
+                old = data(root).range
+                if rng[0] <= old[0] and old[1] <= rng[1]:
                     continue
                 if not uf.restrict(root, rng):
                     return False
-                if st.range_lookup(root) == (lo, hi):
+                if data(root).range == old:
                     continue
-                for m in uf.members(root):
-                    for i in st.mentions.get(m, ()):
-                        other = st.facts[i].rel
-                        if other not in queued:
-                            queued.add(other)
-                            todo.append(other)
+                for i in st.class_facts(root):
+                    if i not in queued and (source is None or st.facts[i].rel != source):
+                        queued.add(i)
+                        todo.append(i)
         if not todo:
             break
-        fact = todo.pop()
-        queued.discard(fact)
-        lin = st.linear(fact)
+        i = todo.pop()
+        queued.discard(i)
+        lin = forms.get(i, False)
+        if lin is False:
+            lin = forms[i] = st.linear(st.facts[i].rel)
     return True
 
 
 def _refuted(st: State, lin: Linear) -> bool:
     """Whether the facts and ``lin`` have no common solution, shown by narrowing on a trial
     that is undone. The undo does not count as forgetting (the memo is kept): the trial
-    computes no memoized answer, normal or root form, only pure linear forms."""
+    computes no memoized answer, normal or root form, only linear forms, which depend on
+    the class structure alone (a trial narrows ranges and links nothing)."""
     mark = st.uf.mark()
     try:
         return not narrow(st, lin, None, REFUTE_VISITS)
@@ -76,17 +83,23 @@ def _refuted(st: State, lin: Linear) -> bool:
         st.uf.undo(mark, forget=False)
 
 
-def decide(st: State, rel: sympy.Basic) -> Truth | None:
+def decide(st: State, rel: sympy.Basic, at_hint: bool | None = None) -> Truth | None:
     """TRUE when the facts refute the negation of the linear relation ``rel``, FALSE when
-    they refute ``rel``; None when neither is shown (or ``rel`` is not linear)."""
+    they refute ``rel``; None when neither is shown (or ``rel`` is not linear).
+
+    ``at_hint`` is ``rel`` at a point known to satisfy every fact (None: no such point):
+    ``rel`` cannot then be the opposite answer, so only the refutation that can succeed
+    is tried.
+    """
     lin = st.linear(rel)
     if not isinstance(lin, tuple):
         return None
     op, coeffs, const = lin
+    try_true, try_false = at_hint is not False, at_hint is not True
     if op == ">=":
-        if _refuted(st, (">=", {r: -a for r, a in coeffs.items()}, -const - 1)):
+        if try_true and _refuted(st, (">=", {r: -a for r, a in coeffs.items()}, -const - 1)):
             return Truth.TRUE
-        return Truth.FALSE if _refuted(st, lin) else None
+        return Truth.FALSE if try_false and _refuted(st, lin) else None
     if op == "==":
-        return Truth.FALSE if _refuted(st, lin) else None
-    return Truth.TRUE if _refuted(st, ("==", coeffs, const)) else None
+        return Truth.FALSE if try_false and _refuted(st, lin) else None
+    return Truth.TRUE if try_true and _refuted(st, ("==", coeffs, const)) else None

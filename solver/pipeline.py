@@ -6,8 +6,10 @@ class), then constants, intervals, the union-find's canonical form, the
 witnesses next to the example point (one class moved, or several by a repair walk),
 refutation by range narrowing (:mod:`solver.narrowing`), Z3 with its resource limit (on a
 large problem, past :data:`FULL_SMT_FACTS` residual facts, Z3 sees only the facts near the
-question: then only its unsat answers count, and the rest is UNKNOWN, never a stall), and exhaustive enumeration
-of a small bounded component. Every answer is TRUE, FALSE or UNKNOWN, never a guess.
+question, see :mod:`solver.local`: then only its unsat answers count, and the rest is UNKNOWN,
+never a stall), and exhaustive enumeration of a small bounded component. While the example point satisfies every fact, the answer it
+rules out is never tried (refutation and local Z3 check one side only). Every answer is
+TRUE, FALSE or UNKNOWN, never a guess.
 
 >>> import sympy
 >>> from solver.state import State
@@ -26,7 +28,7 @@ import sympy
 
 from shapes.errors import UnsupportedExpressionError
 from shapes.relation import BOOL_TYPES, is_relation
-from solver import enumeration, narrowing, stages
+from solver import enumeration, local, narrowing, stages
 from solver.stages import Question, Stage
 from solver.state import State
 from solver.truth import Truth
@@ -174,11 +176,12 @@ def _decide_smt(st: State, rel: sympy.Basic) -> tuple[Truth, str]:
     seen = z.witnessed(rel) | ({at_hint} if at_hint is not None else set())
     if len(seen) == 2 or (at_hint is not None and _moved_witness(st, rel)):
         return Truth.UNKNOWN, "witness"  # two points satisfying every fact disagree on rel
-    refuted = narrowing.decide(st, rel)
+    refuted = narrowing.decide(st, rel, at_hint)
     if refuted is not None:
         return refuted, "refutation"
     if len(st.residual) > FULL_SMT_FACTS:
-        return _decide_local(st, rel)
+        t = local.decide(st, rel, LOCAL_FACTS, at_hint)
+        return (t, "z3") if t is not None else (Truth.UNKNOWN, "undecided")
     neg_first = at_hint is not False  # the hint point is a witness for rel when True
     first = z.check([z.negation(term)] if neg_first else [term])
     if first == "unsat":
@@ -198,23 +201,6 @@ def _decide_smt(st: State, rel: sympy.Basic) -> tuple[Truth, str]:
     return Truth.UNKNOWN, "undecided"
 
 
-def _decide_local(st: State, rel: sympy.Basic) -> tuple[Truth, str]:
-    """Z3 over the facts near ``rel`` (see :meth:`solver.state.State.neighbourhood`) and
-    the class data of the classes they mention: fewer facts are weaker premises, so only an
-    unsat answer is conclusive; anything else is UNKNOWN (the budget of a large problem)."""
-    z = st.smt
-    leaders, facts = st.neighbourhood(rel, LOCAL_FACTS)
-    encoding = [z.translate(st.to_roots(f)) for f in facts]
-    encoding += [z.class_term(r, *st.uf.data(r).range, st.uf.data(r).cong, sorted(st.uf.data(r).excluded))
-                 for r in leaders]
-    term = z.translate(st.to_roots(rel))
-    if z.check_local(encoding, z.negation(term)) == "unsat":
-        return Truth.TRUE, "z3"
-    if z.check_local(encoding, term) == "unsat":
-        return Truth.FALSE, "z3"
-    return Truth.UNKNOWN, "undecided"
-
-
 def _moved_witness(st: State, rel: sympy.Basic) -> bool:
     """Whether moving one class of ``rel`` off the example point (see :mod:`solver.witness`)
     gives a feasible point where ``rel`` differs. Only valid while the hints hold."""
@@ -222,12 +208,7 @@ def _moved_witness(st: State, rel: sympy.Basic) -> bool:
     classes = [_klass(st, r) for r in leaders[:3]]
 
     def facts_of(leader: sympy.Symbol) -> Iterator[sympy.Basic]:
-        seen: set[int] = set()
-        for m in st.uf.members(leader):
-            for i in st.mentions.get(m, ()):
-                if i not in seen:
-                    seen.add(i)
-                    yield st.facts[i].rel
+        return (st.facts[i].rel for i in st.class_facts(leader))
 
     if other_point(rel, st.hints, classes, facts_of) is not None:
         return True

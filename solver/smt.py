@@ -97,6 +97,7 @@ class Smt:
         self._pending: list[list[sympy.Basic]] = [[]]  # facts per scope level, until Z3 is built
         self._vars: dict[sympy.Symbol, z3.ArithRef] = {}
         self._cache: dict[sympy.Basic, z3.ExprRef] = {}
+        self._classes: dict[tuple[object, ...], z3.ExprRef] = {}  # class_term by its arguments
         self._witnesses: list[z3.ModelRef] = []
         self.queries = 0
 
@@ -194,7 +195,16 @@ class Smt:
 
     def class_term(self, sym: sympy.Symbol, lo: object, hi: object, cong: tuple[int, int],
                    excluded: Iterable[int]) -> z3.ExprRef:
-        """What the union-find knows of ``sym`` (range, ``sym = r (mod m)``, holes) as one term."""
+        """What the union-find knows of ``sym`` (range, ``sym = r (mod m)``, holes) as one
+        term, cached by those values (the term is a function of them alone)."""
+        key = (sym, lo, hi, cong, tuple(excluded))
+        hit = self._classes.get(key)
+        if hit is None:
+            hit = self._classes[key] = self._class_term(sym, lo, hi, cong, key[4])
+        return hit
+
+    def _class_term(self, sym: sympy.Symbol, lo: object, hi: object, cong: tuple[int, int],
+                    excluded: Iterable[int]) -> z3.ExprRef:
         v = self.var(sym)
         parts = [v != int(x) for x in excluded]
         parts += [] if isinstance(lo, float) else [v >= int(lo)]  # type: ignore[call-overload]
@@ -260,13 +270,29 @@ class Smt:
             s.pop()
         return "sat" if r == z3.sat else "unsat" if r == z3.unsat else "unknown"
 
-    def check_local(self, facts: Sequence[z3.ExprRef], extra: z3.ExprRef) -> str:
-        """``'sat'``, ``'unsat'`` or ``'unknown'`` for ``facts`` and ``extra`` alone, on a
-        fresh solver with the same budget (the incremental one is not touched)."""
+    def check_local(self, facts: Sequence[z3.ExprRef], extra: z3.ExprRef, text: str = "") -> str:
+        """``'sat'``, ``'unsat'`` or ``'unknown'`` for ``facts``, ``extra`` and the SMT-LIB
+        commands ``text`` (declarations and assertions; its integer constants are the
+        variables of the symbols of the same names) alone, on a fresh solver with the same
+        budget and deadline (the incremental one is not touched).
+
+        The terms go to a plain SMT core (no preprocessing tactics: a local question is
+        small and asked once) through Z3's C assertion call, skipping the Python API's
+        per-term coercion (``facts`` are Boolean terms of this context already); many
+        simple facts are cheaper to state as text, which Z3 parses in one call."""
         self.queries += 1
-        s = self._new_solver()
+        s = z3.SimpleSolver(ctx=self.ctx)
+        s.set("random_seed", SEED)
+        s.set("rlimit", self.rlimit)
+        if not self._arm(s):
+            return "unknown"
+        ref, handle = self.ctx.ref(), s.solver
         try:
-            s.add(*facts, extra)
+            if text:
+                s.from_string(text)
+            for t in facts:
+                z3.Z3_solver_assert(ref, handle, t.as_ast())
+            s.add(extra)
             r = s.check()
         except z3.Z3Exception:
             return "unknown"

@@ -278,6 +278,15 @@ class State:
                 break
         return leaders, facts
 
+    def class_facts(self, root: sympy.Symbol) -> tuple[int, ...]:
+        """The residual facts (indices, each once) that mention ``root``'s class, member by
+        member in class order, memoized (memo table ``class_facts``)."""
+        table = self.memo.class_facts
+        hit = table.get(root)
+        if hit is None:
+            hit = table[root] = tuple(dict.fromkeys(i for m in self.uf.members(root) for i in self.mentions.get(m, ())))
+        return hit  # type: ignore[no-any-return]
+
     def component(self, expr: sympy.Basic) -> tuple[list[sympy.Symbol], list[Fact]]:
         """The roots and residual facts connected to ``expr`` (see :mod:`solver.enumeration`)."""
         return enumeration.component(self.uf, self.residual_facts(), expr, self.order)

@@ -21,7 +21,7 @@ True
 
 from __future__ import annotations
 
-from collections import ChainMap
+from collections import ChainMap, deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -113,10 +113,20 @@ def _repair(moved: dict[sympy.Symbol, Klass], change: dict[sympy.Symbol, int], p
             point: Mapping[sympy.Symbol, int], klass_of: Callable[[sympy.Symbol], Klass],
             facts_of: Callable[[sympy.Symbol], Iterable[sympy.Basic]],
             linear_of: Callable[[sympy.Basic], Linear | bool | None]) -> dict[sympy.Symbol, int] | None:
-    """Move classes until no fact of a moved class is broken (see :func:`repaired_point`)."""
+    """Move classes until no fact of a moved class is broken (see :func:`repaired_point`).
+
+    Each class moves once, and every fact is checked after the last move of a class it
+    mentions: the facts of each moved class are queued when it moves, and a fact that holds
+    is dropped from the queue (a later move that touches it queues it again)."""
+    env = ChainMap(change, point)  # type: ignore[arg-type]
+    queue = deque(f for leader in moved for f in facts_of(leader))
     for _ in range(MAX_REPAIRS + 1):
-        env = ChainMap(change, point)  # type: ignore[arg-type]
-        broken = next((f for leader in moved for f in facts_of(leader) if not evaluate(f, env)), None)
+        broken = None
+        while queue:
+            f = queue.popleft()
+            if not evaluate(f, env):
+                broken = f
+                break
         if broken is None:
             return change
         lin = linear_of(broken)
@@ -128,6 +138,7 @@ def _repair(moved: dict[sympy.Symbol, Klass], change: dict[sympy.Symbol, int], p
         k, v = fixed
         moved[k.leader] = k
         change.update({m: a * v + b for m, a, b in k.members})
+        queue.extend(facts_of(k.leader))
     return None
 
 

@@ -103,8 +103,7 @@ def _merge_implied_equalities(st: State, groups: list[list[sympy.Symbol]]) -> li
 
 
 def _may_be_equal(st: State, a: sympy.Symbol, b: sympy.Symbol) -> bool:
-    ha, hb = st.symbols[a].hint, st.symbols[b].hint
-    if st.hints_ok and ha != hb:
+    if st.hints_ok and st.hints[a] != st.hints[b]:  # a point satisfying every fact tells them apart
         return False
     ra, rb = st.uf.range_of(a), st.uf.range_of(b)
     return max(ra[0], rb[0]) <= min(ra[1], rb[1])

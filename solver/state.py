@@ -102,7 +102,7 @@ class State:
     """The knowledge of one solver (see the module docstring). Mutated only by the engine."""
 
     __slots__ = ("uf", "smt", "enum_limit", "symbols", "by_name", "facts", "residual", "mentions", "guards",
-                 "hints", "hints_ok", "moves", "forgets", "learns", "memo", "view", "stats")
+                 "hints", "hints_ok", "moves", "class_terms", "forgets", "learns", "memo", "view", "stats")
 
     def __init__(self, rlimit: int = DEFAULT_RLIMIT, enum_limit: int = DEFAULT_ENUM_LIMIT) -> None:
         self.uf = UnionFind()
@@ -117,6 +117,7 @@ class State:
         self.hints: dict[sympy.Symbol, int] = {}  # the example point (see the module docstring)
         self.hints_ok = True  # every fact holds at the example point
         self.moves: list[tuple[sympy.Symbol, int]] = []  # the point's previous values, for undo
+        self.class_terms: dict[tuple[sympy.Symbol, object], object] = {}  # (root, ClassData) -> Z3 term
         self.forgets = 0  # scopes ended (facts removed)
         self.learns = 0  # facts added
         self.memo = Memo(self.clock)

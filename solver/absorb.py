@@ -72,6 +72,8 @@ def _add(st: State, rel: sympy.Basic, reason: Reason, change: dict[sympy.Symbol,
     if change:
         st.move(change)
     st.record_fact(rel, reason, absorbed, change is not None)
+    if change is None:
+        point.recover(st)
 
 
 def contradiction(st: State, rel: sympy.Basic, reason: Reason) -> ContradictionError:

@@ -11,6 +11,7 @@ hold, then re-checks every fact that mentions the moved class. Facts that mentio
 class keep holding, so when no checked fact is broken the new point satisfies every fact.
 The walk is bounded (:data:`MAX_MOVES`); when it fails the caller drops the point
 (``hints_ok`` False), which is sound: the point is a shortcut, never an answer by itself.
+:func:`recover` takes a dropped point back from a Z3 model of every fact, once checked.
 
 >>> import sympy
 >>> from solver.state import State
@@ -36,10 +37,11 @@ from solver.state import State
 from solver.truth import Reason  # noqa: F401 - used by the doctest
 from solver.union_find import ClassData
 
-__all__ = ["repair", "MAX_MOVES", "MAX_TURNS"]
+__all__ = ["repair", "recover", "MAX_MOVES", "MAX_TURNS", "MAX_RECOVER_FACTS"]
 
 MAX_MOVES = 256  # class moves per repair
 MAX_TURNS = 4  # moves of one class per repair (a walk that keeps moving a class is cycling)
+MAX_RECOVER_FACTS = 4_000  # facts checked at most when a point is taken from a Z3 model
 _NEAR = (1, -1, 2, -2, 4, -4, 16, -16, 256, -256)  # offsets tried for a nonlinear broken fact
 
 Env = Mapping[sympy.Symbol, int]
@@ -178,3 +180,22 @@ def _near_values(data: ClassData, h: int) -> Iterator[int]:
         for w in (cg.align_up(int(v), data.cong), cg.align_down(int(v), data.cong)):
             if w != h and _fits(data, w):
                 yield w
+
+
+def recover(st: State) -> bool:
+    """Take the point from the newest Z3 witness (a model of every fact, kept by
+    :class:`solver.smt.Smt`) once every fact is checked to hold there; whether the point
+    holds now. Nothing is asked of Z3: a problem without a witness keeps its dropped point."""
+    if st.hints_ok:
+        return True
+    if len(st.facts) > MAX_RECOVER_FACTS:
+        return False
+    values = st.smt.witness_values(st.symbols)
+    try:
+        if values is None or not all(_holds(f.rel, values) for f in st.facts):
+            return False
+    except (UnsupportedExpressionError, ZeroDivisionError, TypeError):
+        return False
+    st.move({sym: v for sym, v in values.items() if st.hints[sym] != v})
+    st.hints_ok = True
+    return True

@@ -30,6 +30,14 @@ Two scale sections (``--scale``, also run by default; ``--no-scale`` skips them)
 * a large problem (``streams.large_problem``): 10,000 symbols + 20,000 mixed facts (chains,
   stars, derived dims, inequalities) loaded with ``assume`` (with and without example values),
   then decisions/s and ``bounds`` time on it, each phase under a wall-clock cap (reported).
+
+  Figures (the same loaded 2-core machine, one run each, wall time; ratios matter):
+  before the feasible point (solver/point.py), without example values only 8,248 of the
+  20,000 facts loaded in the 60 s cap (136/s) and decisions ran at 4/s (49 of 111 to Z3);
+  with it, 20,000 facts load in 11.8 s (1,688/s; 9.8 s with example values) with no Z3
+  query, decisions run at 112/s (153/s with example values; the same stages decide), and
+  ``bounds`` on the large component takes 80 ms per call with or without example values
+  (was 33 s for one call with them: the full solver; a quiet machine measured 559-836 ms).
 """
 
 from __future__ import annotations

@@ -24,7 +24,7 @@ import math
 import sympy
 
 from shapes.relation import RELATION_TYPES
-from solver import narrowing, periodic, pipeline, propagate, stages
+from solver import narrowing, periodic, pipeline, point, propagate, stages
 from solver.congruence import solve_linear
 from solver.errors import ContradictionError
 from solver.interval import Interval
@@ -40,23 +40,40 @@ def assume(st: State, rel: sympy.Basic, reason: Reason | None = None) -> None:
     """Add a fact. A fact that contradicts the known facts raises ContradictionError."""
     rel = st.prepare(rel, "fact")
     reason = reason or Reason.spelled("spec", rel)
-    # consistent when it holds at the example point (which satisfies every fact so far), or
-    # when the union-find alone takes it; else ask
-    at_hint = st.value_at_hints(rel)
-    if at_hint is not True and not _absorbs_cleanly(st, rel) and pipeline.decide(st, rel) is Truth.FALSE:
+    # consistent when it holds at the example point (which satisfies every fact so far)
+    # (a repaired one: see solver.point), or when the union-find alone takes it; else ask
+    change = _repaired(st, rel)
+    if change is None and not _absorbs_cleanly(st, rel) and pipeline.decide(st, rel) is Truth.FALSE:
         raise contradiction(st, rel, reason)
-    add_fact(st, rel, reason, at_hint)
+    _add(st, rel, reason, change)
 
 
-def add_fact(st: State, rel: sympy.Basic, reason: Reason, at_hint: bool | None = None) -> None:
-    """Record a prepared fact known not to be FALSE (a conflict found here still raises).
-    ``at_hint``: its value at the example point when the caller already knows it."""
+def add_fact(st: State, rel: sympy.Basic, reason: Reason) -> None:
+    """Record a prepared fact known not to be FALSE (a conflict found here still raises)."""
+    _add(st, rel, reason, _repaired(st, rel))
+
+
+def _repaired(st: State, rel: sympy.Basic) -> dict[sympy.Symbol, int] | None:
+    """The moves after which the example point satisfies ``rel`` and every fact (none when
+    it already does), or None when there is no such point at hand."""
+    at_hint = st.value_at_hints(rel)
+    if at_hint is None:
+        return None
+    return {} if at_hint else point.repair(st, rel)
+
+
+def _add(st: State, rel: sympy.Basic, reason: Reason, change: dict[sympy.Symbol, int] | None) -> None:
+    """Absorb or keep ``rel``; ``change``: the point's moves that make it hold (None: none known)."""
     mark = st.uf.mark()
     absorbed = _absorb(st, rel)
     if absorbed is None or (absorbed is False and not _propagate(st, rel)):
         st.uf.undo(mark)
         raise contradiction(st, rel, reason)
-    st.record_fact(rel, reason, absorbed, at_hint)
+    if change:
+        st.move(change)
+    st.record_fact(rel, reason, absorbed, change is not None)
+    if change is None:
+        point.recover(st)
 
 
 def contradiction(st: State, rel: sympy.Basic, reason: Reason) -> ContradictionError:

@@ -14,6 +14,8 @@ When the search completes the two meet and the bound is exact.
 (7, True)
 >>> minimum(probe, -math.inf)
 (7, True)
+>>> minimum(probe, 7, first_at_bound=True)  # one probe at the proved bound closes it
+(7, True)
 >>> def tired(t):                           # a probe out of budget after the first model
 ...     return probe(t) if t is None else ("unknown", None)
 >>> minimum(tired, 0)
@@ -37,13 +39,24 @@ MAX_PROBES = 256  # more than enough to close a 64-bit gap twice over
 _FAR = 2**66
 
 
-def minimum(probe: Probe, lo: Endpoint, max_probes: int = MAX_PROBES) -> tuple[Endpoint, bool]:
+def minimum(probe: Probe, lo: Endpoint, max_probes: int = MAX_PROBES, *,
+            first_at_bound: bool = False) -> tuple[Endpoint, bool]:
     """A sound lower bound of the minimum and whether it is exact: ``lo`` (a proved lower
     bound, maybe ``-inf``) raised as far as the probes prove; the minimum itself (and True)
-    when the search completes."""
+    when the search completes. ``first_at_bound``: probe ``lo`` itself first (when the
+    proved bound is likely the minimum), then bisect.
+    """
     status, best = probe(None)
     if status != "sat" or best is None:
         return lo, False  # no model (contradictory facts) or out of budget: the proved bound stands
+    if first_at_bound and not isinstance(lo, float) and lo < best:
+        status, value = probe(int(lo))
+        if status == "sat" and value is not None and value <= lo:
+            return value, True
+        if status == "unsat":
+            lo = int(lo) + 1
+        elif status != "sat":
+            return lo, False
     step = 1
     for _ in range(max_probes):
         if lo >= best:

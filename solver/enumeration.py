@@ -95,8 +95,8 @@ def decide_by_enumeration(rel: sympy.Basic, facts: list[Fact],
     return Truth.FALSE if seen == {False} else Truth.TRUE  # empty: facts contradict, vacuous
 
 
-def bounds_by_enumeration(expr: sympy.Basic, facts: list[Fact],
+def bounds_by_enumeration(expr: sympy.Basic, facts: list[sympy.Basic],
                           values: Iterator[dict[sympy.Symbol, int]]) -> tuple[int, int] | None:
-    """Exact min and max of ``expr`` over the assignments that satisfy ``facts``."""
-    seen = [int(evaluate(expr, env)) for env in values if all(evaluate(f.rel, env) for f in facts)]
+    """Exact min and max of ``expr`` over the assignments that satisfy ``facts`` (relations)."""
+    seen = [int(evaluate(expr, env)) for env in values if all(evaluate(f, env) for f in facts)]
     return (min(seen), max(seen)) if seen else None

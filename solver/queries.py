@@ -12,11 +12,15 @@ normal forms and explanations, read off what a solver knows.
 
 from __future__ import annotations
 
+from collections import ChainMap
+from collections.abc import Callable
+
 import sympy
 
+from shapes.expr import evaluate
 from shapes.relation import RELATION_TYPES, as_difference, negate
-from solver import enumeration, pipeline, stages
-from solver.bounds import minimum
+from solver import enumeration, pipeline, point, stages
+from solver.bounds import Probe, minimum
 from solver.errors import SolverError
 from solver.interval import Endpoint, bound, ceil, floor
 from solver.smt import Budget
@@ -25,7 +29,7 @@ from solver.truth import Fact, Truth
 
 __all__ = ["bounds", "classes", "relations", "congruences", "simplify", "explain"]
 
-_SMALL_COMPONENT = 400  # facts + classes below which bounds get a Z3 solver of their own
+_SMALL_COMPONENT = 400  # facts below which bounds get a Z3 solver of the whole component
 _RELATION_OF = {"==": sympy.Eq, "!=": sympy.Ne, ">=": sympy.Ge}
 
 
@@ -34,7 +38,8 @@ def bounds(st: State, expr: sympy.Basic) -> tuple[int | None, int | None]:
 
     Exact when the class data describes the expression (one clean class); else the
     interval is narrowed by bisection with Z3 checks within one budget (see
-    :mod:`solver.bounds`), then by enumeration of a small component. Exact whenever a
+    :mod:`solver.bounds`), then by enumeration of a small component; in a large component,
+    by points repaired from the example point and Z3 on the facts nearby. Exact whenever a
     search completes; loose but sound when the budget ends.
     """
     expr = st.prepare(expr, "expression")
@@ -49,11 +54,12 @@ def bounds(st: State, expr: sympy.Basic) -> tuple[int | None, int | None]:
 
 
 def _narrowed(st: State, d: sympy.Expr, lo: Endpoint, hi: Endpoint) -> tuple[Endpoint, Endpoint]:
-    """Bisection over the component of ``d`` (in root form), then enumeration."""
-    roots, facts = st.component(d)
-    encoding = None  # a large component: the incremental solver already holds every fact
-    if len(facts) + len(roots) <= _SMALL_COMPONENT:
-        encoding = [st.to_roots(f.rel) for f in facts] + [_class_term(st, r) for r in roots]
+    """Bisection over the component of ``d`` (in root form), then enumeration. A component
+    too large for a Z3 solver of its own is searched near the example point instead."""
+    roots, facts = st.neighbourhood(d, max(_SMALL_COMPONENT, pipeline.LOCAL_FACTS))
+    if len(facts) >= _SMALL_COMPONENT:  # the walk stopped early: the component is larger
+        return _narrowed_near(st, d, lo, hi, facts[:pipeline.LOCAL_FACTS])
+    encoding = _encoding(st, d, facts)
     budget = Budget(st.smt.rlimit)
     new_lo, lo_done = minimum(st.smt.prober(encoding, d, budget), lo)
     neg_hi, hi_done = minimum(st.smt.prober(encoding, -d, budget), -hi)
@@ -66,10 +72,62 @@ def _narrowed(st: State, d: sympy.Expr, lo: Endpoint, hi: Endpoint) -> tuple[End
     return (max(lo, new_lo), min(hi, new_hi))
 
 
+def _encoding(st: State, d: sympy.Expr, facts: list[sympy.Basic]) -> list[object]:
+    """``facts`` over the class leaders, and the class data of every leader they or ``d`` name."""
+    rooted = [st.to_roots(f) for f in facts]
+    leaders = {st.uf.find(x)[0] for x in d.free_symbols}.union(*(f.free_symbols for f in rooted))
+    return rooted + [_class_term(st, r) for r in sorted(leaders, key=st.order)]
+
+
+def _narrowed_near(st: State, d: sympy.Expr, lo: Endpoint, hi: Endpoint,
+                   near: list[sympy.Basic]) -> tuple[Endpoint, Endpoint]:
+    """Bounds in a large component: values are witnessed by points repaired from the
+    example point (:func:`solver.point.repair`: every fact holds there), and bounds proved
+    by Z3 on the facts ``near`` ``d`` (fewer facts admit more values: an unsat probe there
+    is unsat on every fact). Tight where the two meet; where they do not, the proved bound."""
+    if not st.hints_ok:
+        return lo, hi
+    budget = Budget(st.smt.rlimit)
+    encoding: list[list[object]] = []  # built on the first probe that needs Z3
+
+    def encoded() -> list[object]:
+        if not encoding:
+            encoding.append(_encoding(st, d, near))
+        return encoding[0]
+
+    new_lo, _ = minimum(_near_probe(st, d, encoded, budget), lo, first_at_bound=True)
+    neg_hi, _ = minimum(_near_probe(st, -d, encoded, budget), -hi, first_at_bound=True)
+    return max(lo, new_lo), min(hi, -neg_hi)
+
+
+def _near_probe(st: State, d: sympy.Expr, encoded: Callable[[], list[object]], budget: Budget) -> Probe:
+    """A :data:`solver.bounds.Probe` for ``d``: 'sat' from a repaired point (a model of
+    every fact), 'unsat' from Z3 on ``encoded()`` (some of the facts), else 'unknown'."""
+    local: list[Probe] = []
+
+    def probe(t: int | None) -> tuple[str, int | None]:
+        if t is None:
+            return "sat", int(evaluate(d, st.hints))
+        change = point.repair(st, sympy.Le(d, t))
+        if change is not None:
+            return "sat", int(evaluate(d, ChainMap(change, st.hints)))
+        if not local:
+            local.append(st.smt.prober(encoded(), d, budget))
+        status, _ = local[0](t)
+        return (status, None) if status == "unsat" else ("unknown", None)
+
+    return probe
+
+
 def _class_term(st: State, root: sympy.Symbol) -> object:
-    """What the union-find knows of ``root`` (range, congruence, holes) as a Z3 term."""
+    """What the union-find knows of ``root`` (range, congruence, holes) as a Z3 term
+    (cached by the class data it states)."""
     data = st.uf.data(root)
-    return st.smt.class_term(root, *data.range, data.cong, sorted(data.excluded))
+    key = (root, data)
+    term = st.class_terms.get(key)
+    if term is None:
+        term = st.class_terms[key] = st.smt.class_term(root, *data.range, data.cong, sorted(data.excluded))
+    return term
 
 
 def classes(st: State) -> tuple[tuple[sympy.Symbol, ...], ...]:
@@ -103,8 +161,7 @@ def _merge_implied_equalities(st: State, groups: list[list[sympy.Symbol]]) -> li
 
 
 def _may_be_equal(st: State, a: sympy.Symbol, b: sympy.Symbol) -> bool:
-    ha, hb = st.symbols[a].hint, st.symbols[b].hint
-    if st.hints_ok and ha != hb:
+    if st.hints_ok and st.hints[a] != st.hints[b]:  # a point satisfying every fact tells them apart
         return False
     ra, rb = st.uf.range_of(a), st.uf.range_of(b)
     return max(ra[0], rb[0]) <= min(ra[1], rb[1])

@@ -33,11 +33,13 @@ class Mark:
     guards: int
     hints_ok: bool
     symbols: int
+    moves: int
 
 
 def enter(st: State) -> Mark:
     """Begin a scope: mark the state and push a Z3 frame."""
-    mark = Mark(st.uf.mark(), len(st.facts), len(st.residual), len(st.guards), st.hints_ok, len(st.symbols))
+    mark = Mark(st.uf.mark(), len(st.facts), len(st.residual), len(st.guards), st.hints_ok, len(st.symbols),
+                len(st.moves))
     st.smt.push()
     return mark
 
@@ -49,6 +51,7 @@ def undo(st: State, mark: Mark) -> None:
         for sym in st.facts[i].rel.free_symbols:
             st.mentions[sym].pop()
     del st.facts[mark.facts:], st.residual[mark.residual:], st.guards[mark.guards:]
+    st.unmove(mark.moves)  # the point as it was: it satisfied the facts kept (if hints_ok)
     for sym in list(st.symbols)[mark.symbols:]:  # symbols declared inside the scope
         del st.by_name[sym.name], st.symbols[sym]
         st.hints.pop(sym, None)

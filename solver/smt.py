@@ -238,6 +238,18 @@ class Smt:
                 out.add(z3.is_true(v))
         return out
 
+    def witness_values(self, syms: Iterable[sympy.Symbol]) -> dict[sympy.Symbol, int] | None:
+        """The values of ``syms`` in the newest kept witness (a model of every fact), or None."""
+        if not self._witnesses:
+            return None
+        model, out = self._witnesses[0], {}
+        for sym in syms:
+            v = model.eval(self.var(sym), model_completion=True)
+            if not z3.is_int_value(v):
+                return None
+            out[sym] = v.as_long()
+        return out
+
     def push(self) -> None:
         if self._live is None:
             self._pending.append([])

@@ -3,7 +3,12 @@
 One :class:`State` holds the declared symbols, the facts (with the residual ones, which the
 union-find could not absorb, and which symbols they mention), the example point (hints), the
 guard stream, the union-find with its class data, the incremental Z3 mirror of the facts and
-the memo tables. The engine's parts are functions of a ``State``: :mod:`solver.pipeline`
+the memo tables.
+
+The example point (``hints``) has a value for every symbol: the user's example value where
+one was given, else a value of the declared range. ``hints_ok`` says that every fact holds
+there; :mod:`solver.point` moves the point (undoably, see :meth:`State.move`) when a new
+fact fails at it, and drops ``hints_ok`` when it cannot. The engine's parts are functions of a ``State``: :mod:`solver.pipeline`
 decides, :mod:`solver.absorb` adds facts, :mod:`solver.queries` reads the final state,
 :mod:`solver.scopes` undoes; :class:`solver.engine.Solver` is the facade over them.
 
@@ -14,6 +19,8 @@ decides, :mod:`solver.absorb` adds facts, :mod:`solver.queries` reads the final 
 ((2, 64), True)
 >>> st.facts[0].reason.describe()
 "spec 'x.size(0) in [2, 64]' (declared range)"
+>>> m = st.declare("m", -5, None); st.hints[m], st.hints_ok   # no example value: 0 is in range
+(0, True)
 """
 
 from __future__ import annotations
@@ -80,11 +87,22 @@ def _check_declaration(name: str, lo: int | None, hi: int | None, hint: int | No
         )
 
 
+def _in_range(lo: int | None, hi: int | None) -> int:
+    """A value of ``[lo, hi]`` for a symbol without an example value: the one nearest 0.
+
+    >>> _in_range(2, None), _in_range(None, None), _in_range(None, -3), _in_range(-5, 9)
+    (2, 0, -3, 0)
+    """
+    if lo is not None and lo > 0:
+        return lo
+    return hi if hi is not None and hi < 0 else 0
+
+
 class State:
     """The knowledge of one solver (see the module docstring). Mutated only by the engine."""
 
     __slots__ = ("uf", "smt", "enum_limit", "symbols", "by_name", "facts", "residual", "mentions", "guards",
-                 "hints", "hints_ok", "forgets", "learns", "memo", "view", "stats")
+                 "hints", "hints_ok", "moves", "class_terms", "forgets", "learns", "memo", "view", "stats")
 
     def __init__(self, rlimit: int = DEFAULT_RLIMIT, enum_limit: int = DEFAULT_ENUM_LIMIT) -> None:
         self.uf = UnionFind()
@@ -96,8 +114,10 @@ class State:
         self.residual: list[int] = []  # indices of the facts the union-find did not absorb
         self.mentions: dict[sympy.Symbol, list[int]] = {}  # symbol -> residual facts naming it
         self.guards: list[GuardRecord] = []
-        self.hints: dict[sympy.Symbol, int] = {}
-        self.hints_ok = True  # every symbol has a hint and every fact holds there
+        self.hints: dict[sympy.Symbol, int] = {}  # the example point (see the module docstring)
+        self.hints_ok = True  # every fact holds at the example point
+        self.moves: list[tuple[sympy.Symbol, int]] = []  # the point's previous values, for undo
+        self.class_terms: dict[tuple[sympy.Symbol, object], object] = {}  # (root, ClassData) -> Z3 term
         self.forgets = 0  # scopes ended (facts removed)
         self.learns = 0  # facts added
         self.memo = Memo(self.clock)
@@ -127,10 +147,7 @@ class State:
             text = f"{source or name} in [{lo if lo is not None else '-inf'}, {hi if hi is not None else 'inf'}]"
             self.facts.append(Fact(rel, Reason("spec", text, op=DECLARED), len(self.facts)))
             self.smt.add(rel)
-        if hint is None:
-            self.hints_ok = False
-        else:
-            self.hints[sym] = hint
+        self.hints[sym] = hint if hint is not None else _in_range(lo, hi)
         return sym
 
     def record_fact(self, rel: sympy.Basic, reason: Reason, absorbed: bool, at_hint: bool | None = None) -> None:
@@ -143,9 +160,27 @@ class State:
             for sym in rel.free_symbols:
                 self.uf.touch(sym)
                 self.mentions.setdefault(sym, []).append(len(self.facts) - 1)
-        if self.hints_ok:
-            self.hints_ok = at_hint if at_hint is not None else bool(evaluate(rel, self.hints))
+        if self.hints_ok and at_hint is None:
+            try:
+                at_hint = bool(evaluate(rel, self.hints))
+            except (ZeroDivisionError, UnsupportedExpressionError):
+                at_hint = False
+        self.hints_ok = self.hints_ok and bool(at_hint)
         self.learns += 1
+
+    def move(self, change: dict[sympy.Symbol, int]) -> None:
+        """Give the point new values (remembered on ``moves``, which scopes undo)."""
+        hints, moves = self.hints, self.moves
+        for sym, v in change.items():
+            moves.append((sym, hints[sym]))
+            hints[sym] = v
+
+    def unmove(self, mark: int) -> None:
+        """Give the point back the values it had when ``moves`` was ``mark`` long."""
+        hints, moves = self.hints, self.moves
+        while len(moves) > mark:
+            sym, v = moves.pop()
+            hints[sym] = v
 
     # -- reading ----------------------------------------------------------------------------
     def info(self, sym: sympy.Symbol) -> SymbolInfo:

@@ -43,19 +43,24 @@ def narrow(st: State, lin: Linear | bool | None, source: sympy.Basic | None, vis
     uf, forms, data = st.uf, st.memo.leader_linear, st.uf.data
     queued: set[int] = set()
     todo: list[int] = []
+    ranges: dict[sympy.Symbol, Interval] = {}  # the leaders' ranges read so far (only restrict changes them)
 
     def range_of(root: sympy.Symbol) -> Interval:
-        return data(root).range
+        r = ranges.get(root)
+        if r is None:
+            r = ranges[root] = data(root).range
+        return r
 
     for _ in range(visits):
         if isinstance(lin, tuple) and lin[0] != "!=":
             for root, rng in propagate.implied(lin[0], lin[1], lin[2], range_of).items():
-                old = data(root).range
+                old = range_of(root)
                 if rng[0] <= old[0] and old[1] <= rng[1]:
                     continue
                 if not uf.restrict(root, rng):
                     return False
-                if data(root).range == old:
+                new = ranges[root] = data(root).range
+                if new == old:
                     continue
                 for i in st.class_facts(root):
                     if i not in queued and (source is None or st.facts[i].rel != source):

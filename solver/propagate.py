@@ -44,19 +44,28 @@ def implied(op: str, coeffs: dict[sympy.Symbol, int], const: int,
 def _lower_bounds(coeffs: dict[sympy.Symbol, int], const: int,
                   range_of: Callable[[sympy.Symbol], Interval]) -> dict[sympy.Symbol, Interval]:
     """For ``sum(a_i r_i) + const >= 0``: each ``r_j`` from the others' largest values."""
-    tops = {}
+    inf = math.inf
+    tops: list[tuple[sympy.Symbol, int, int | float]] = []
+    finite, n_inf = 0, 0
     for r, a in coeffs.items():
         lo, hi = range_of(r)
-        tops[r] = a * hi if a > 0 else a * lo  # the largest a*r can be (inf when unbounded)
-    finite = sum(t for t in tops.values() if not isinstance(t, float))
-    n_inf = sum(1 for t in tops.values() if isinstance(t, float) and t == math.inf)
+        t = a * hi if a > 0 else a * lo  # the largest a*r can be (inf when unbounded)
+        if t == inf:
+            n_inf += 1
+        else:
+            finite += t  # type: ignore[assignment]  # a finite top is an int
+        tops.append((r, a, t))
     out: dict[sympy.Symbol, Interval] = {}
-    for r, a in coeffs.items():
-        own_inf = isinstance(tops[r], float) and tops[r] == math.inf
-        if n_inf - own_inf > 0:
-            out[r] = (-math.inf, math.inf)
+    for r, a, t in tops:
+        if t == inf:
+            if n_inf > 1:
+                out[r] = (-inf, inf)
+                continue
+            need = -const - finite  # a*r >= need, the others' largest sum being finite
+        elif n_inf:
+            out[r] = (-inf, inf)
             continue
-        rest = finite - (0 if own_inf else tops[r])  # the others' largest sum
-        need = -const - rest  # a*r >= need
-        out[r] = (-(-need // a), math.inf) if a > 0 else (-math.inf, need // a)  # ceil / floor of need/a
+        else:
+            need = -const - (finite - t)  # type: ignore[operator]
+        out[r] = (-(-need // a), inf) if a > 0 else (-inf, need // a)  # ceil / floor of need/a
     return out

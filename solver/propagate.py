@@ -56,6 +56,7 @@ def _lower_bounds(coeffs: dict[sympy.Symbol, int], const: int,
             finite += t  # type: ignore[assignment]  # a finite top is an int
         tops.append((r, a, t))
     out: dict[sympy.Symbol, Interval] = {}
+    need: int | float
     for r, a, t in tops:
         if t == inf:
             if n_inf > 1:
@@ -66,6 +67,6 @@ def _lower_bounds(coeffs: dict[sympy.Symbol, int], const: int,
             out[r] = (-inf, inf)
             continue
         else:
-            need = -const - (finite - t)  # type: ignore[operator]
+            need = -const - (finite - t)
         out[r] = (-(-need // a), inf) if a > 0 else (-inf, need // a)  # ceil / floor of need/a
     return out

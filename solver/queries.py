@@ -19,7 +19,7 @@ import sympy
 
 from shapes.expr import evaluate
 from shapes.relation import RELATION_TYPES, as_difference, negate
-from solver import enumeration, pipeline, point, stages
+from solver import enumeration, local, pipeline, point, stages
 from solver.bounds import Probe, minimum
 from solver.errors import SolverError
 from solver.interval import Endpoint, bound, ceil, floor
@@ -56,7 +56,8 @@ def bounds(st: State, expr: sympy.Basic) -> tuple[int | None, int | None]:
 def _narrowed(st: State, d: sympy.Expr, lo: Endpoint, hi: Endpoint) -> tuple[Endpoint, Endpoint]:
     """Bisection over the component of ``d`` (in root form), then enumeration. A component
     too large for a Z3 solver of its own is searched near the example point instead."""
-    roots, facts = st.neighbourhood(d, max(_SMALL_COMPONENT, pipeline.LOCAL_FACTS))
+    roots, ids = local.near(st, d, max(_SMALL_COMPONENT, pipeline.LOCAL_FACTS))
+    facts = [st.facts[i].rel for i in ids]
     if len(facts) >= _SMALL_COMPONENT:  # the walk stopped early: the component is larger
         return _narrowed_near(st, d, lo, hi, facts[:pipeline.LOCAL_FACTS])
     encoding = _encoding(st, d, facts)

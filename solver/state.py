@@ -290,29 +290,6 @@ class State:
     def residual_facts(self) -> Iterable[Fact]:
         return (self.facts[i] for i in self.residual)
 
-    def neighbourhood(self, expr: sympy.Basic, limit: int) -> tuple[list[sympy.Symbol], list[sympy.Basic]]:
-        """The residual facts reached breadth-first from ``expr``'s classes (at most
-        ``limit``, nearest first) and the class leaders they and ``expr`` mention."""
-        find = self.uf.find
-        leaders = list(dict.fromkeys(find(x)[0] for x in sorted(expr.free_symbols, key=self.order)))
-        known, taken = set(leaders), set()
-        facts: list[sympy.Basic] = []
-        for leader in leaders:  # grows while it is walked
-            for m in self.uf.members(leader):
-                for i in self.mentions.get(m, ()):
-                    if i in taken or len(facts) >= limit:
-                        continue
-                    taken.add(i)
-                    facts.append(self.facts[i].rel)
-                    for x in sorted(self.facts[i].rel.free_symbols, key=self.order):
-                        r = find(x)[0]
-                        if r not in known:
-                            known.add(r)
-                            leaders.append(r)
-            if len(facts) >= limit:
-                break
-        return leaders, facts
-
     def class_facts(self, root: sympy.Symbol) -> tuple[int, ...]:
         """The residual facts (indices, each once) that mention ``root``'s class, member by
         member in class order, memoized (memo table ``class_facts``)."""

@@ -51,11 +51,11 @@ def needed_floor(trace: Trace, relaxed: Solver | None) -> Mapping[sympy.Symbol, 
     if relaxed is None:
         return frozen_map({})
     because: dict[sympy.Symbol, list[sympy.Basic]] = {}
-    for rel in sorted(trace.hard - trace.answered_by_fact, key=str):
-        t = trace.solver.decide(rel)
-        if t is not Truth.UNKNOWN and relaxed.decide(rel) is not t:
-            for x in sorted(rel.free_symbols, key=str):
-                because.setdefault(trace.solver.root_of(x), []).append(rel)
+    settled = {rel: trace.solver.decide(rel) for rel in trace.hard - trace.answered_by_fact}
+    relied = [rel for rel, t in settled.items() if t is not Truth.UNKNOWN and relaxed.decide(rel) is not t]
+    for rel in sorted(relied, key=str):  # (printing is slow: only the few that relied on the floor)
+        for x in sorted(rel.free_symbols, key=str):
+            because.setdefault(trace.solver.root_of(x), []).append(rel)
     return frozen_map({root: tuple(dict.fromkeys(rels)) for root, rels in because.items()})
 
 
@@ -96,13 +96,15 @@ def _keeps(trace: Trace, needed: Mapping[sympy.Symbol, object], fact: Fact) -> b
 
 def floor_policy(trace: Trace, covered: AbstractSet[sympy.Basic] = frozenset(),
                  relieved: AbstractSet[sympy.Symbol] = frozenset(),
-                 kept: AbstractSet[sympy.Symbol] = frozenset()) -> FloorPolicy:
+                 kept: AbstractSet[sympy.Symbol] = frozenset(), *,
+                 needed: Mapping[sympy.Symbol, tuple[sympy.Basic, ...]] | None = None) -> FloorPolicy:
     """The ``>= 2`` policy of ``trace``: which dims need the floor, why, and the final
     solver (the relaxed solver plus the needed floors, when one was built).
 
     ``covered`` decisions and ``relieved`` root dims have evidence that the program is
     right at size 1 (:func:`export.zero_one.zero_one`): they need no floor, except for
-    the ``kept`` root dims.
+    the ``kept`` root dims. ``needed`` is :func:`needed_floor` of the trace when the
+    caller has it already (it decides every hard question twice: the costly part).
 
     >>> import torch
     >>> from torch.export import Dim
@@ -118,7 +120,8 @@ def floor_policy(trace: Trace, covered: AbstractSet[sympy.Basic] = frozenset(),
     ((2, None), True)
     """
     relaxed = relaxed_solver(trace)
-    needed = needed_floor(trace, relaxed)
+    if needed is None:
+        needed = needed_floor(trace, relaxed)
     if covered or relieved:
         left = {root: tuple(r for r in rels if r not in covered or root in kept)
                 for root, rels in needed.items() if root not in relieved or root in kept}

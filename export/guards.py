@@ -15,6 +15,7 @@ import re
 import sys
 import time
 from collections.abc import Iterable, Iterator
+from types import FrameType
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -45,6 +46,9 @@ def _two_sided(rel: sympy.Basic) -> bool:
     """An equality or disequality between two non-constant sides (``a*b == a``)."""
     return isinstance(rel, (sympy.Eq, sympy.Ne)) and bool(rel.lhs.free_symbols) and bool(rel.rhs.free_symbols)
 
+
+_NO_SITE: tuple[FrameType | None, tuple[RawSite | None, bool]] = (None, (None, False))
+"""No frame walked for the guard being answered (see :meth:`SolverBridge._site_of`)."""
 
 _CHECK_LINE = re.compile(r"^\s*torch\._check(_with)?\(")
 """A line that is a ``torch._check`` call: the questions Python asks while evaluating its
@@ -134,6 +138,8 @@ class SolverBridge(tc.BaseDecider):
         self._converted: dict[sympy.Basic, sympy.Basic | None] = {}
         self._neutral: dict[sympy.Basic, set[Site]] = {}  # 0/1 question -> neutral sites (no fact)
         self._neutral_memo: dict[tuple[sympy.Basic, bool, RawSite], bool] = {}
+        self._candidates: dict[tuple[sympy.Basic, bool], sympy.Basic | None] = {}  # (expr, hint) -> 0/1 question
+        self._last_site: tuple[FrameType | None, tuple[RawSite | None, bool]] = _NO_SITE
         self._declare_spec()
 
     # -- the end of tracing ---------------------------------------------------------------------
@@ -282,6 +288,12 @@ class SolverBridge(tc.BaseDecider):
 
     # -- guards ---------------------------------------------------------------------------------
     def on_guard(self, expr: sympy.Basic, hint: bool | None, api: str) -> bool | None:
+        try:
+            return self._on_guard(expr, hint, api, sys._getframe(1))
+        finally:
+            self._last_site = _NO_SITE  # the frame holds the traced call's stack: never keep it past its guard
+
+    def _on_guard(self, expr: sympy.Basic, hint: bool | None, api: str, caller: FrameType) -> bool | None:
         self._counts.asked += 1
         settled = self._settled.get(expr)
         if settled is not None and (hint is None or hint == settled):
@@ -289,7 +301,7 @@ class SolverBridge(tc.BaseDecider):
             if api not in _SOFT_APIS:
                 rel = self._converted[expr]
                 self._hard.add(rel)
-                raw = self._note_site(rel, settled)
+                raw = self._note_site(rel, settled, caller)
                 if api == "guard_bool":
                     self._note_zero_one(rel, settled, raw)
             return settled
@@ -305,7 +317,7 @@ class SolverBridge(tc.BaseDecider):
             raw = None
             if api not in _SOFT_APIS:
                 self._hard.add(rel)
-                raw = self._note_site(rel, hint)
+                raw = self._note_site(rel, hint, caller)
             if self._solver.decide(rel) is Truth.UNKNOWN:
                 self._became_fact.add(rel)  # recorded as a fact: its answer needs no assumption
             answer = self._solver.guard(rel, hint, lambda: self._reason(rel, api))
@@ -332,12 +344,10 @@ class SolverBridge(tc.BaseDecider):
         fallback = NEUTRAL_APIS[api]
         if fallback is not None and hint is not fallback:
             return False  # a 0/1-safe query answered against its fallback: a decision the trace relies on
-        rel = self._convert(expr)
-        if rel is None or not isinstance(rel, QUESTION_TYPES):
+        rel = self._candidate(expr, hint)
+        if rel is None:
             return False
-        if not (zero_one_question(rel, hint) or _two_sided(rel)):
-            return False  # cheap first: only a 0/1 question, or an equality the solver may read as one
-        raw, _ = asking_site(sys._getframe(1))
+        raw, _ = self._site_of(sys._getframe(1))
         if raw is None:
             return False
         key = (rel, hint, raw)
@@ -345,17 +355,45 @@ class SolverBridge(tc.BaseDecider):
             self._neutral_memo[key] = self._is_neutral(rel, hint, raw)
         if not self._neutral_memo[key]:
             return False
+        self._last_site = _NO_SITE  # answered here: no on_guard follows to read the site
         self._counts.asked += 1
         self._counts.routed += 1
         self._neutral.setdefault(rel, set()).add(resolve(raw))
         return True
 
+    def _candidate(self, expr: sympy.Basic, hint: bool) -> sympy.Basic | None:
+        """The solver relation of ``expr`` when, answered ``hint``, it may be a 0/1
+        question (:func:`zero_one_question`, or an equality the solver may read as one);
+        None otherwise. Memoized: a trace asks the same expressions thousands of times."""
+        key = (expr, hint)
+        if key in self._candidates:
+            return self._candidates[key]
+        rel = self._convert(expr)
+        if rel is not None and not (isinstance(rel, QUESTION_TYPES) and (zero_one_question(rel, hint) or _two_sided(rel))):
+            rel = None
+        self._candidates[key] = rel
+        return rel
+
+    def _site_of(self, frame: FrameType) -> tuple[RawSite | None, bool]:
+        """:func:`export.sites.asking_site` of ``frame`` (the routed ``evaluate_expr``'s),
+        walked once per guard: :meth:`on_neutral` and then :meth:`_note_site` (through
+        :meth:`on_guard`, which the routing calls next when the question is not neutral)
+        ask for the same frame. The bridge holds the frame while it compares it (so ``is``
+        cannot match a later call's frame) and drops it when the guard is answered: a held
+        frame keeps the traced call's stack, fake tensors included, alive, and torch's
+        export then fails ("a fake tensor in the exported program constant's list")."""
+        last, site = self._last_site
+        if last is not frame:
+            site = asking_site(frame)
+            self._last_site = (frame, site)
+        return site
+
     def _is_neutral(self, rel: sympy.Basic, hint: bool, raw: RawSite) -> bool:
         """The test of :meth:`on_neutral` for one question asked at one place."""
+        if justification(resolve(raw)) is None:
+            return False  # (the table first: a lookup, where the solver decides)
         if rel.free_symbols <= self._plain_dims() and self._solver.decide(rel) is not Truth.UNKNOWN:
             return False  # decided on plain dims (torch knows their floor: no guard); export.zero_one judges it
-        if justification(resolve(raw)) is None:
-            return False
         # the solver's form too: a*b == a is b == 1 when a >= 1
         return zero_one_question(rel, hint) or zero_one_question(unnormalized(self._solver.simplify(rel)), hint)
 
@@ -371,11 +409,11 @@ class SolverBridge(tc.BaseDecider):
                 out.add(sym)
         return out
 
-    def _note_site(self, rel: sympy.Basic, answer: bool) -> RawSite | None:
+    def _note_site(self, rel: sympy.Basic, answer: bool, caller: FrameType) -> RawSite | None:
         """Record which site asked the hard question ``rel`` (a short frame walk, see
         :func:`export.sites.asking_site`), its answer, and whether a user's
         ``torch._check`` asked it (torch's check path, whatever the spelling)."""
-        raw, via_check = asking_site(sys._getframe(2))
+        raw, via_check = self._site_of(caller)
         if raw is not None:
             self._sites.setdefault(rel, set()).add(raw)
             if via_check and is_user_file(raw[0]):

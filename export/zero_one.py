@@ -115,7 +115,7 @@ def zero_one(trace: Trace, program: ExportedProgram | None = None, boundary: Bou
             open_roots.append(root)
     points = _Points(trace, program, needed, open_roots, boundary if program is not None else None)
     relieved, retrace_records = _retrace(trace, needed, covered_rels, open_roots, points)
-    policy = floor_policy(trace, covered_rels, relieved) if program is not None and (covered_rels or relieved) else None
+    policy = floor_policy(trace, covered_rels, relieved, needed=needed) if program is not None and (covered_rels or relieved) else None
     blocked = _torch_checks(trace, program, needed, policy)
     if blocked:
         names = {_dim_name(trace, r): g for r, g in blocked.items()}

@@ -31,6 +31,27 @@ NONZERO_DIVISORS = (-4, -3, -2, -1, 1, 2, 3, 4, 5)
 SYMS = tuple(int_symbol(n) for n in ("x", "y", "z"))
 
 
+# -- facts that hold at an example point ---------------------------------------------
+HINTED_KINDS = ("le", "le", "sum", "lower", "upper", "eq")
+"""The kinds of :func:`fact_at_hint`, weighted (a random choice picks ``le`` twice as often)."""
+
+
+def fact_at_hint(rng, hint: dict, kind: str, a: sympy.Symbol, b: sympy.Symbol, c: sympy.Symbol) -> sympy.Basic:
+    """A linear fact of ``kind`` on the symbols ``a, b, c`` (already sampled by the caller,
+    so each test keeps its own random stream) that holds at the point ``hint``: ``a <= b +
+    k``, ``a + b <= c + k``, a lower or upper bound of ``a`` near its value, or a link
+    ``a == b + k`` (classes merge)."""
+    if kind == "le":
+        return sympy.Le(a, b + max(0, hint[a] - hint[b]) + rng.randint(0, 1))
+    if kind == "sum":
+        return sympy.Le(a + b, c + max(0, hint[a] + hint[b] - hint[c]) + rng.randint(0, 1))
+    if kind == "lower":
+        return sympy.Ge(a, hint[a] - rng.randint(0, 2))
+    if kind == "upper":
+        return sympy.Le(a, hint[a] + rng.randint(0, 2))
+    return sympy.Eq(a, b + hint[a] - hint[b])
+
+
 # -- brute force ---------------------------------------------------------------------
 def box(ranges: Sequence[tuple[int, int]]) -> list[dict[sympy.Symbol, int]]:
     """Every point of the box ``ranges`` (one ``(lo, hi)`` per symbol of SYMS, in order)."""

@@ -21,7 +21,7 @@ import pytest
 import sympy
 import z3
 
-from oracle_support import COUNTS, truth_of
+from oracle_support import COUNTS, HINTED_KINDS, fact_at_hint, truth_of
 from shapes import evaluate, int_symbol
 from solver import ContradictionError, Solver, Truth, local, narrowing, pipeline
 
@@ -32,16 +32,7 @@ POINTS = [dict(zip(SYMS, p)) for p in itertools.product(BOX, repeat=len(SYMS))]
 
 
 def _fact(rng: random.Random, hint: dict[sympy.Symbol, int], kind: str) -> sympy.Basic:
-    a, b, c = rng.sample(SYMS, 3)
-    if kind == "le":
-        return sympy.Le(a, b + max(0, hint[a] - hint[b]) + rng.randint(0, 1))
-    if kind == "sum":
-        return sympy.Le(a + b, c + max(0, hint[a] + hint[b] - hint[c]) + rng.randint(0, 1))
-    if kind == "lower":
-        return sympy.Ge(a, hint[a] - rng.randint(0, 2))
-    if kind == "upper":
-        return sympy.Le(a, hint[a] + rng.randint(0, 2))
-    return sympy.Eq(a, b + hint[a] - hint[b])  # a link: classes merge
+    return fact_at_hint(rng, hint, kind, *rng.sample(SYMS, 3))
 
 
 def _scope_fact(rng: random.Random, hint: dict[sympy.Symbol, int]) -> sympy.Basic:
@@ -65,8 +56,7 @@ def _question(rng: random.Random) -> sympy.Basic:
 def _case(seed: int) -> tuple[dict[sympy.Symbol, int], list[sympy.Basic], list[sympy.Basic], sympy.Basic]:
     rng = random.Random(seed)
     hint = {s: rng.choice(BOX) for s in SYMS}
-    kinds = ["le", "le", "sum", "lower", "upper", "eq"]
-    facts = [_fact(rng, hint, rng.choice(kinds)) for _ in range(rng.randint(2, 6))]
+    facts = [_fact(rng, hint, rng.choice(HINTED_KINDS)) for _ in range(rng.randint(2, 6))]
     return hint, facts, [_question(rng) for _ in range(5)], _scope_fact(rng, hint)
 
 

@@ -20,7 +20,7 @@ import random
 import pytest
 import sympy
 
-from oracle_support import COUNTS, truth_of
+from oracle_support import COUNTS, HINTED_KINDS, fact_at_hint, truth_of
 from shapes import evaluate, int_symbol
 from solver import Solver, Truth, narrowing, pipeline
 from solver.pipeline import _klass
@@ -34,16 +34,7 @@ CASES = 300
 
 def _linear(rng: random.Random, hint: dict) -> sympy.Basic:
     a, b, c = rng.sample(SYMS, 3)
-    kind = rng.choice(["le", "le", "sum", "lower", "upper", "eq"])
-    if kind == "le":
-        return sympy.Le(a, b + max(0, hint[a] - hint[b]) + rng.randint(0, 1))
-    if kind == "sum":
-        return sympy.Le(a + b, c + max(0, hint[a] + hint[b] - hint[c]) + rng.randint(0, 1))
-    if kind == "lower":
-        return sympy.Ge(a, hint[a] - rng.randint(0, 2))
-    if kind == "upper":
-        return sympy.Le(a, hint[a] + rng.randint(0, 2))
-    return sympy.Eq(a, b + hint[a] - hint[b])
+    return fact_at_hint(rng, hint, rng.choice(HINTED_KINDS), a, b, c)
 
 
 def _question(rng: random.Random) -> sympy.Basic:

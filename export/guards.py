@@ -34,9 +34,9 @@ from shapes.printing import to_python
 from shapes.relation import is_relation
 from shapes.spec import InputDim
 from solver import Reason, Solver, Truth
-from shapes.affine import linear_terms
+from shapes.affine import dim_expressible
 
-__all__ = ["SolverBridge", "dim_symbol_name", "dim_expressible"]
+__all__ = ["SolverBridge", "dim_symbol_name"]
 
 _SOFT_APIS = frozenset({"guard_or_false", "guard_or_true", "guard_size_oblivious"})
 """torch's 0/1-safe queries: the branch they take is valid whether or not a size is 0 or 1."""
@@ -54,36 +54,6 @@ _CHECK_LINE = re.compile(r"^\s*torch\._check(_with)?\(")
 """A line that is a ``torch._check`` call: the questions Python asks while evaluating its
 argument (``max(a, b)`` compares) belong to the user's assertion too. The check itself is
 recognised from torch's check path (:func:`export.sites.asking_site`), whatever its spelling."""
-
-
-def dim_expressible(rel: sympy.Basic) -> bool:
-    """Whether a Dim spec can say ``rel`` (in the solver's normal form ``d op 0``): a range
-    of one dim, its divisibility, or one dim as an increasing affine function of another.
-
-    >>> from shapes import int_symbol
-    >>> h, w = int_symbol("h"), int_symbol("w")
-    >>> dim_expressible(sympy.Eq(h - 2 * w - 1, 0)), dim_expressible(sympy.Eq(h * w - 64, 0))
-    (True, False)
-    >>> dim_expressible(sympy.Eq(h + w - 10, 0))   # w = 10 - h: a Dim cannot be negated
-    False
-    """
-    if not isinstance(rel, (sympy.Eq, sympy.Ne, sympy.Ge)) or rel.rhs != 0:
-        return False
-    d = rel.lhs
-    const, rest = d.as_coeff_Add()
-    if isinstance(rest, sympy.Mod):
-        lin = linear_terms(sympy.expand(rest.args[0]))
-        return isinstance(rel, sympy.Eq) and rest.args[1].is_Integer and lin is not None and len(lin[0]) == 1
-    lin = linear_terms(d)
-    if lin is None or isinstance(rel, sympy.Ne):
-        return False
-    coeffs = [a for a in lin[0].values() if a]
-    if len(coeffs) == 1:
-        return True
-    if len(coeffs) == 2 and isinstance(rel, sympy.Eq):
-        a1, a2 = coeffs
-        return (abs(a1) == 1 or abs(a2) == 1) and (a1 > 0) != (a2 > 0)
-    return False
 
 
 def dim_symbol_name(d: InputDim) -> str:
@@ -288,6 +258,8 @@ class SolverBridge(tc.BaseDecider):
 
     # -- guards ---------------------------------------------------------------------------------
     def on_guard(self, expr: sympy.Basic, hint: bool | None, api: str) -> bool | None:
+        """The answer to torch's guard ``expr`` (None: torch decides), recorded as a fact
+        or settled by the facts; hard guards note the site that asked."""
         try:
             return self._on_guard(expr, hint, api, sys._getframe(1))
         finally:

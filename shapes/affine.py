@@ -2,7 +2,8 @@
 
 The one home of "affine in one root": the spec (a derived dim ``2 * b + 1``, a classic
 ``dynamic_dim(y, 0) == 2 * dynamic_dim(x, 0) + 1``), the CLI's ``--dynamic y:0:2*b+1`` and
-the fix synthesis all read, solve, compose and invert such forms with :class:`Affine`.
+the fix synthesis all read, solve, compose and invert such forms with :class:`Affine`;
+:func:`dim_expressible` says which relations a Dim spec can say at all.
 
 >>> b = int_symbol("b")
 >>> f = Affine.of(2 * b + 1)
@@ -28,7 +29,7 @@ import sympy
 
 from shapes.expr import int_symbol
 
-__all__ = ["Affine", "linear_terms", "parse_affine"]
+__all__ = ["Affine", "dim_expressible", "linear_terms", "parse_affine"]
 
 
 def linear_terms(d: sympy.Expr) -> tuple[dict[sympy.Symbol, int], int] | None:
@@ -176,3 +177,32 @@ def _walk(n: ast.AST) -> _Lin | None:
         sign = 1 if isinstance(n.op, ast.Add) else -1
         return x[0] or y[0], x[1] + sign * y[1], x[2] + sign * y[2]
     return None
+
+
+def dim_expressible(rel: sympy.Basic) -> bool:
+    """Whether a Dim spec can say ``rel`` (in the solver's normal form ``d op 0``): a range
+    of one dim, its divisibility, or one dim as an increasing affine function of another.
+
+    >>> h, w = int_symbol("h"), int_symbol("w")
+    >>> dim_expressible(sympy.Eq(h - 2 * w - 1, 0)), dim_expressible(sympy.Eq(h * w - 64, 0))
+    (True, False)
+    >>> dim_expressible(sympy.Eq(h + w - 10, 0))   # w = 10 - h: a Dim cannot be negated
+    False
+    """
+    if not isinstance(rel, (sympy.Eq, sympy.Ne, sympy.Ge)) or rel.rhs != 0:
+        return False
+    d = rel.lhs
+    const, rest = d.as_coeff_Add()
+    if isinstance(rest, sympy.Mod):
+        lin = linear_terms(sympy.expand(rest.args[0]))
+        return isinstance(rel, sympy.Eq) and rest.args[1].is_Integer and lin is not None and len(lin[0]) == 1
+    lin = linear_terms(d)
+    if lin is None or isinstance(rel, sympy.Ne):
+        return False
+    coeffs = [a for a in lin[0].values() if a]
+    if len(coeffs) == 1:
+        return True
+    if len(coeffs) == 2 and isinstance(rel, sympy.Eq):
+        a1, a2 = coeffs
+        return (abs(a1) == 1 or abs(a2) == 1) and (a1 > 0) != (a2 > 0)
+    return False

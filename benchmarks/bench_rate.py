@@ -34,12 +34,13 @@ from solver import Solver  # noqa: E402
 TARGET_RATE = 1_000.0
 
 
-def run(n_symbols: int, n_facts: int, seed: int) -> dict:
-    """Load, decide every question; answers, per-stage counts and seconds, and the rate."""
+def run(n_symbols: int, n_facts: int, seed: int, hints: bool = True) -> dict:
+    """Load, decide every question; answers, per-stage counts and seconds, and the rate.
+    ``hints``: declare the example values (False: a client that declares none)."""
     p = large_problem(n_symbols, n_facts, seed=seed)
     s = Solver()
     for d in p.symbols:
-        s.symbol(d.name, d.lo, d.hi, hint=d.value)
+        s.symbol(d.name, d.lo, d.hi, hint=d.value if hints else None)
     t0 = time.process_time()
     for _, rel in p.facts:
         s.assume(rel)
@@ -59,7 +60,7 @@ def run(n_symbols: int, n_facts: int, seed: int) -> dict:
         counts[stage] += 1
         seconds[stage] += dt
         answers.append(answer.value)
-    return {"symbols": n_symbols, "facts": n_facts, "load_s": load_s, "decided": len(answers),
+    return {"symbols": n_symbols, "facts": n_facts, "hints": hints, "load_s": load_s, "decided": len(answers),
             "decide_s": total, "rate": len(answers) / total, "counts": dict(counts),
             "seconds": {k: round(v, 3) for k, v in seconds.items()}, "answers": answers}
 
@@ -77,12 +78,13 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--large", default="10000x20000", help="symbols x facts")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--no-hints", action="store_true", help="declare no example values")
     ap.add_argument("--answers", type=Path, help="write the answers (JSON) here")
     ap.add_argument("--compare", type=Path, help="answers (JSON) of an earlier run to check against")
     args = ap.parse_args()
     n_sym, n_facts = (int(v) for v in args.large.split("x"))
-    r = run(n_sym, n_facts, args.seed)
-    print(f"load {r['load_s']:.2f} s; {r['decided']} decisions in {r['decide_s']:.2f} CPU s = "
+    r = run(n_sym, n_facts, args.seed, hints=not args.no_hints)
+    print(f"{'with' if r['hints'] else 'without'} example values: load {r['load_s']:.2f} CPU s; {r['decided']} decisions in {r['decide_s']:.2f} CPU s = "
           f"{r['rate']:.0f}/s (target >= {TARGET_RATE:.0f}/s)")
     for stage, n in sorted(r["counts"].items(), key=lambda kv: -r["seconds"][kv[0]]):
         print(f"  {stage:>12}: {n:5d} answers, {r['seconds'][stage]:.3f} s")

@@ -27,8 +27,8 @@ from collections.abc import Iterator
 import sympy
 
 from shapes.errors import UnsupportedExpressionError
-from shapes.relation import BOOL_TYPES, is_relation
-from solver import enumeration, local, narrowing, stages
+from shapes.relation import BOOL_TYPES, is_relation, negate
+from solver import enumeration, local, narrowing, point, stages
 from solver.stages import Question, Stage
 from solver.state import State
 from solver.truth import Truth
@@ -38,6 +38,7 @@ __all__ = ["decide"]
 
 FULL_SMT_FACTS = 4_000  # residual facts above which Z3 sees only the facts near a question
 LOCAL_FACTS = 200  # facts near a question that Z3 sees then
+WITNESS_MOVES = 64  # class moves of a repair walk looking for a witness on a large problem
 
 _FAST_OPS = {sympy.Eq: "==", sympy.Ne: "!=", sympy.Ge: ">=", sympy.Gt: ">", sympy.Le: "<=", sympy.Lt: "<"}
 # the stages a rooted normal form runs through, cheapest first, with the label stats credit
@@ -176,10 +177,13 @@ def _decide_smt(st: State, rel: sympy.Basic) -> tuple[Truth, str]:
     seen = z.witnessed(rel) | ({at_hint} if at_hint is not None else set())
     if len(seen) == 2 or (at_hint is not None and _moved_witness(st, rel)):
         return Truth.UNKNOWN, "witness"  # two points satisfying every fact disagree on rel
+    large = len(st.residual) > FULL_SMT_FACTS
+    if large and at_hint is not None and _walked_witness(st, rel, at_hint):
+        return Truth.UNKNOWN, "witness"
     refuted = narrowing.decide(st, rel, at_hint)
     if refuted is not None:
         return refuted, "refutation"
-    if len(st.residual) > FULL_SMT_FACTS:
+    if large:
         t = local.decide(st, rel, LOCAL_FACTS, at_hint)
         return (t, "z3") if t is not None else (Truth.UNKNOWN, "undecided")
     neg_first = at_hint is not False  # the hint point is a witness for rel when True
@@ -215,8 +219,15 @@ def _moved_witness(st: State, rel: sympy.Basic) -> bool:
     return repaired_point(rel, st.hints, classes, lambda r: _klass(st, r), facts_of, st.linear) is not None
 
 
+def _walked_witness(st: State, rel: sympy.Basic, at_hint: bool) -> bool:
+    """Whether a repair walk from the example point (:func:`solver.point.repair`, at most
+    :data:`WITNESS_MOVES` class moves) reaches a point satisfying every fact where ``rel``
+    is not ``at_hint``. Only valid while the hints hold."""
+    return point.repair(st, rel if not at_hint else negate(rel), WITNESS_MOVES) is not None
+
+
 def _klass(st: State, leader: sympy.Symbol) -> Klass:
-    return Klass(leader, tuple((m, *st.uf.find(m)[1:]) for m in st.uf.members(leader)), st.uf.data(leader))
+    return Klass(leader, st.class_members(leader), st.uf.data(leader))
 
 
 def _enumerate(st: State, rel: sympy.Basic) -> Truth | None:

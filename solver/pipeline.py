@@ -3,7 +3,8 @@
 :func:`decide` answers from the memo, then a fast path (``symbol op integer`` on a clean
 class), then constants, intervals, the union-find's canonical form, the
 :mod:`solver.stages` pipeline (with Mod/FloorDiv folded by the congruences as a second try),
-witnesses next to the example point (one class moved, or several by a repair walk),
+witnesses next to the example point (one class moved, or several by a repair walk: on a
+large problem the walk of :func:`solver.point.repair`, at most :data:`WITNESS_MOVES` moves),
 refutation by range narrowing (:mod:`solver.narrowing`), Z3 with its resource limit (on a
 large problem, past :data:`FULL_SMT_FACTS` residual facts, Z3 sees only the facts near the
 question, see :mod:`solver.local`: then only its unsat answers count, and the rest is UNKNOWN,
@@ -175,11 +176,9 @@ def _decide_smt(st: State, rel: sympy.Basic) -> tuple[Truth, str]:
     term = z.translate(rel)
     at_hint = st.value_at_hints(rel)
     seen = z.witnessed(rel) | ({at_hint} if at_hint is not None else set())
-    if len(seen) == 2 or (at_hint is not None and _moved_witness(st, rel)):
-        return Truth.UNKNOWN, "witness"  # two points satisfying every fact disagree on rel
     large = len(st.residual) > FULL_SMT_FACTS
-    if large and at_hint is not None and _walked_witness(st, rel, at_hint):
-        return Truth.UNKNOWN, "witness"
+    if len(seen) == 2 or (at_hint is not None and _moved_witness(st, rel, at_hint, large)):
+        return Truth.UNKNOWN, "witness"  # two points satisfying every fact disagree on rel
     refuted = narrowing.decide(st, rel, at_hint)
     if refuted is not None:
         return refuted, "refutation"
@@ -205,9 +204,12 @@ def _decide_smt(st: State, rel: sympy.Basic) -> tuple[Truth, str]:
     return Truth.UNKNOWN, "undecided"
 
 
-def _moved_witness(st: State, rel: sympy.Basic) -> bool:
+def _moved_witness(st: State, rel: sympy.Basic, at_hint: bool, large: bool) -> bool:
     """Whether moving one class of ``rel`` off the example point (see :mod:`solver.witness`)
-    gives a feasible point where ``rel`` differs. Only valid while the hints hold."""
+    gives a feasible point where ``rel`` differs, or else a repair walk does: the one of
+    :mod:`solver.witness` on a small problem, :func:`solver.point.repair` (which finds the
+    same witnesses and more on the large problem, for less) on a large one. Only valid while
+    the hints hold."""
     leaders = sorted({st.uf.find(x)[0] for x in rel.free_symbols}, key=st.order)
     classes = [_klass(st, r) for r in leaders[:3]]
 
@@ -216,6 +218,8 @@ def _moved_witness(st: State, rel: sympy.Basic) -> bool:
 
     if other_point(rel, st.hints, classes, facts_of) is not None:
         return True
+    if large:
+        return _walked_witness(st, rel, at_hint)
     return repaired_point(rel, st.hints, classes, lambda r: _klass(st, r), facts_of, st.linear) is not None
 
 

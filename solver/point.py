@@ -147,7 +147,8 @@ def _linear_options(st: State, lin: tuple[str, dict[sympy.Symbol, int], int],
     """For ``sum(a_r * r) + const op 0``: each leader's nearest fitting value that makes it
     hold, or when that value does not fit the class data, the fitting value nearest to it
     on the way there (the fact then needs another class to move too: ``x == y + 3`` with
-    ``x`` in [57, 79] at 61 and ``y`` in [72, 101] at 78 moves ``x`` to 79, then ``y`` to 76)."""
+    ``x`` in [57, 79] at 61 and ``y`` in [72, 101] at 78 moves ``y`` to 72, the nearer
+    of the two partial moves, then ``x`` to 75)."""
     op, coeffs, const = lin
     total = const + sum(a * env[r] for r, a in coeffs.items())
     for r, a in coeffs.items():

@@ -38,6 +38,10 @@ Two scale sections (``--scale``, also run by default; ``--no-scale`` skips them)
   query, decisions run at 112/s (153/s with example values; the same stages decide), and
   ``bounds`` on the large component takes 80 ms per call with or without example values
   (was 33 s for one call with them: the full solver; a quiet machine measured 559-836 ms).
+  Later (issue 11, wall time, one run each, load 0.2-2): with example values 20,000 facts in
+  4.0 s, 1,005 decisions/s, bounds 58 ms; without, 6.0 s, 943 decisions/s, bounds 70 ms
+  (quiet machine, before the large-problem walk stage); ``bench_rate.py [--no-hints]`` reports
+  the CPU-time rates per stage (1,000-1,420/s and 1,200-1,460/s with the walk stage).
 """
 
 from __future__ import annotations

@@ -49,6 +49,7 @@ _READS: dict[str, tuple[int, ...]] = {
     "class_facts": (FORGETS, LEARNS, LINKS),  # leader -> indices of the residual facts naming its class
     "fact_leaders": (FORGETS, LINKS),  # fact index -> the class leaders it mentions, in declaration order
     "class_text": (FORGETS, LINKS),  # (leader, class data) -> SMT-LIB text of the data (a function of the key)
+    "class_members": (FORGETS, LINKS),  # leader -> its class's (member, coef, offset), member == coef*leader + offset
 }
 
 
@@ -113,6 +114,10 @@ class Memo:
     @property
     def class_facts(self) -> dict[Any, Any]:
         return self.table("class_facts")
+
+    @property
+    def class_members(self) -> dict[Any, Any]:
+        return self.table("class_members")
 
     @property
     def fact_leaders(self) -> dict[Any, Any]:

@@ -3,7 +3,8 @@
 :func:`decide` answers from the memo, then a fast path (``symbol op integer`` on a clean
 class), then constants, intervals, the union-find's canonical form, the
 :mod:`solver.stages` pipeline (with Mod/FloorDiv folded by the congruences as a second try),
-witnesses next to the example point (one class moved, or several by a repair walk),
+witnesses next to the example point (one class moved, or several by a repair walk: on a
+large problem the walk of :func:`solver.point.repair`, at most :data:`WITNESS_MOVES` moves),
 refutation by range narrowing (:mod:`solver.narrowing`), Z3 with its resource limit (on a
 large problem, past :data:`FULL_SMT_FACTS` residual facts, Z3 sees only the facts near the
 question, see :mod:`solver.local`: then only its unsat answers count, and the rest is UNKNOWN,
@@ -27,8 +28,8 @@ from collections.abc import Iterator
 import sympy
 
 from shapes.errors import UnsupportedExpressionError
-from shapes.relation import BOOL_TYPES, is_relation
-from solver import enumeration, local, narrowing, stages
+from shapes.relation import BOOL_TYPES, is_relation, negate
+from solver import enumeration, local, narrowing, point, stages
 from solver.stages import Question, Stage
 from solver.state import State
 from solver.truth import Truth
@@ -38,6 +39,7 @@ __all__ = ["decide"]
 
 FULL_SMT_FACTS = 4_000  # residual facts above which Z3 sees only the facts near a question
 LOCAL_FACTS = 200  # facts near a question that Z3 sees then
+WITNESS_MOVES = 64  # class moves of a repair walk looking for a witness on a large problem
 
 _FAST_OPS = {sympy.Eq: "==", sympy.Ne: "!=", sympy.Ge: ">=", sympy.Gt: ">", sympy.Le: "<=", sympy.Lt: "<"}
 # the stages a rooted normal form runs through, cheapest first, with the label stats credit
@@ -174,12 +176,13 @@ def _decide_smt(st: State, rel: sympy.Basic) -> tuple[Truth, str]:
     term = z.translate(rel)
     at_hint = st.value_at_hints(rel)
     seen = z.witnessed(rel) | ({at_hint} if at_hint is not None else set())
-    if len(seen) == 2 or (at_hint is not None and _moved_witness(st, rel)):
+    large = len(st.residual) > FULL_SMT_FACTS
+    if len(seen) == 2 or (at_hint is not None and _moved_witness(st, rel, at_hint, large)):
         return Truth.UNKNOWN, "witness"  # two points satisfying every fact disagree on rel
     refuted = narrowing.decide(st, rel, at_hint)
     if refuted is not None:
         return refuted, "refutation"
-    if len(st.residual) > FULL_SMT_FACTS:
+    if large:
         t = local.decide(st, rel, LOCAL_FACTS, at_hint)
         return (t, "z3") if t is not None else (Truth.UNKNOWN, "undecided")
     neg_first = at_hint is not False  # the hint point is a witness for rel when True
@@ -201,9 +204,12 @@ def _decide_smt(st: State, rel: sympy.Basic) -> tuple[Truth, str]:
     return Truth.UNKNOWN, "undecided"
 
 
-def _moved_witness(st: State, rel: sympy.Basic) -> bool:
+def _moved_witness(st: State, rel: sympy.Basic, at_hint: bool, large: bool) -> bool:
     """Whether moving one class of ``rel`` off the example point (see :mod:`solver.witness`)
-    gives a feasible point where ``rel`` differs. Only valid while the hints hold."""
+    gives a feasible point where ``rel`` differs, or else a repair walk does: the one of
+    :mod:`solver.witness` on a small problem, :func:`solver.point.repair` (which finds the
+    same witnesses and more on the large problem, for less) on a large one. Only valid while
+    the hints hold."""
     leaders = sorted({st.uf.find(x)[0] for x in rel.free_symbols}, key=st.order)
     classes = [_klass(st, r) for r in leaders[:3]]
 
@@ -212,11 +218,20 @@ def _moved_witness(st: State, rel: sympy.Basic) -> bool:
 
     if other_point(rel, st.hints, classes, facts_of) is not None:
         return True
+    if large:
+        return _walked_witness(st, rel, at_hint)
     return repaired_point(rel, st.hints, classes, lambda r: _klass(st, r), facts_of, st.linear) is not None
 
 
+def _walked_witness(st: State, rel: sympy.Basic, at_hint: bool) -> bool:
+    """Whether a repair walk from the example point (:func:`solver.point.repair`, at most
+    :data:`WITNESS_MOVES` class moves) reaches a point satisfying every fact where ``rel``
+    is not ``at_hint``. Only valid while the hints hold."""
+    return point.repair(st, rel if not at_hint else negate(rel), WITNESS_MOVES) is not None
+
+
 def _klass(st: State, leader: sympy.Symbol) -> Klass:
-    return Klass(leader, tuple((m, *st.uf.find(m)[1:]) for m in st.uf.members(leader)), st.uf.data(leader))
+    return Klass(leader, st.class_members(leader), st.uf.data(leader))
 
 
 def _enumerate(st: State, rel: sympy.Basic) -> Truth | None:

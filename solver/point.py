@@ -48,9 +48,10 @@ Env = Mapping[sympy.Symbol, int]
 _REL = -1  # the new relation's place in a repair's queue
 
 
-def repair(st: State, rel: sympy.Basic) -> dict[sympy.Symbol, int] | None:
+def repair(st: State, rel: sympy.Basic, moves: int = MAX_MOVES) -> dict[sympy.Symbol, int] | None:
     """The changed values of a point (from ``st.hints``, which must satisfy every fact)
-    where ``rel`` and every fact hold, or None when the walk fails. Nothing is mutated."""
+    where ``rel`` and every fact hold, or None when the walk fails (or needs more than
+    ``moves`` class moves). Nothing is mutated."""
     change: dict[sympy.Symbol, int] = {}
     env: Env = ChainMap(change, st.hints)  # type: ignore[arg-type]
     turns: dict[sympy.Symbol, int] = {}
@@ -58,7 +59,7 @@ def repair(st: State, rel: sympy.Basic) -> dict[sympy.Symbol, int] | None:
     queued: set[int] = {_REL}
     rel_leaders = {st.uf.find(x)[0] for x in rel.free_symbols}
     try:
-        for _ in range(MAX_MOVES + 1):
+        for _ in range(moves + 1):
             broken = _next_broken(st, rel, todo, queued, env)
             if broken is None:
                 return change
@@ -68,8 +69,7 @@ def repair(st: State, rel: sympy.Basic) -> dict[sympy.Symbol, int] | None:
             leader, v = move
             turns[leader] = turns.get(leader, 0) + 1
             _queue(todo, queued, _REL) if leader in rel_leaders else None
-            for m in st.uf.members(leader):
-                _, a, b = st.uf.find(m)
+            for m, a, b in st.class_members(leader):
                 change[m] = a * v + b
                 for i in st.mentions.get(m, ()):
                     _queue(todo, queued, i)
@@ -110,19 +110,21 @@ def _part(f: sympy.Basic, env: Env) -> sympy.Basic:
 
 def _fix(st: State, broken: sympy.Basic, env: Env, turns: dict[sympy.Symbol, int]) -> tuple[sympy.Symbol, int] | None:
     """A class leader of ``broken`` and a value for it that makes ``broken`` hold (the rest
-    staying put) and fits the class data: classes moved less first, then the smallest move."""
-    best: tuple[int, int, sympy.Symbol, int] | None = None
-    for leader, v in _options(st, broken, env):
+    staying put) and fits the class data: classes moved less first, then moves that fix the
+    fact before moves that only bring it closer (:func:`_toward`), then the smallest move."""
+    best: tuple[int, bool, int, sympy.Symbol, int] | None = None
+    for leader, v, fixes in _options(st, broken, env):
         t = turns.get(leader, 0)
         if t >= MAX_TURNS:
             continue
-        key = (t, abs(v - env[leader]))
-        if best is None or key < best[:2]:
+        key = (t, not fixes, abs(v - env[leader]))
+        if best is None or key < best[:3]:
             best = (*key, leader, v)
-    return None if best is None else (best[2], best[3])
+    return None if best is None else (best[3], best[4])
 
 
-def _options(st: State, broken: sympy.Basic, env: Env) -> Iterator[tuple[sympy.Symbol, int]]:
+def _options(st: State, broken: sympy.Basic, env: Env) -> Iterator[tuple[sympy.Symbol, int, bool]]:
+    """Moves ``(leader, value, fixes)`` for a broken fact; ``fixes``: the fact holds after it."""
     lin = st.linear(broken)
     if isinstance(lin, tuple):
         yield from _linear_options(st, lin, env)
@@ -132,16 +134,21 @@ def _options(st: State, broken: sympy.Basic, env: Env) -> Iterator[tuple[sympy.S
     leaders = sorted({st.uf.find(x)[0] for x in broken.free_symbols}, key=st.order)
     for leader in leaders:
         data = st.uf.data(leader)
-        members = [(m, *st.uf.find(m)[1:]) for m in st.uf.members(leader)]
+        members = st.class_members(leader)
         for v in _near_values(data, env[leader]):
             moved = ChainMap({m: a * v + b for m, a, b in members}, env)  # type: ignore[arg-type]
             if _holds(broken, moved):
-                yield leader, v
+                yield leader, v, True
                 break
 
 
-def _linear_options(st: State, lin: tuple[str, dict[sympy.Symbol, int], int], env: Env) -> Iterator[tuple[sympy.Symbol, int]]:
-    """For ``sum(a_r * r) + const op 0``: each leader's nearest fitting value that makes it hold."""
+def _linear_options(st: State, lin: tuple[str, dict[sympy.Symbol, int], int],
+                    env: Env) -> Iterator[tuple[sympy.Symbol, int, bool]]:
+    """For ``sum(a_r * r) + const op 0``: each leader's nearest fitting value that makes it
+    hold, or when that value does not fit the class data, the fitting value nearest to it
+    on the way there (the fact then needs another class to move too: ``x == y + 3`` with
+    ``x`` in [57, 79] at 61 and ``y`` in [72, 101] at 78 moves ``y`` to 72, the nearer
+    of the two partial moves, then ``x`` to 75)."""
     op, coeffs, const = lin
     total = const + sum(a * env[r] for r, a in coeffs.items())
     for r, a in coeffs.items():
@@ -150,7 +157,7 @@ def _linear_options(st: State, lin: tuple[str, dict[sympy.Symbol, int], int], en
         if op == "!=":
             for v in _near_values(data, env[r]):
                 if a * v + rest != 0:
-                    yield r, v
+                    yield r, v, True
                     break
             continue
         if op == "==":
@@ -164,7 +171,23 @@ def _linear_options(st: State, lin: tuple[str, dict[sympy.Symbol, int], int], en
         else:
             v = cg.align_down(rest // -a, data.cong)  # r <= floor(rest/-a)
         if _fits(data, v):
-            yield r, v
+            yield r, v, True
+            continue
+        w = _toward(data, env[r], v)
+        if w is not None:
+            yield r, w, False
+
+
+def _toward(data: ClassData, h: int, v: int) -> int | None:
+    """The value fitting the class data nearest ``v`` strictly between ``h`` and ``v`` (``v``
+    itself does not fit), when the range end or congruence is what stops it; else None.
+
+    >>> _toward(ClassData((57, 79)), 61, 81), _toward(ClassData((57, 79)), 79, 81)
+    (79, None)
+    """
+    lo, hi = data.range
+    w = cg.align_down(int(min(v, hi)), data.cong) if v > h else cg.align_up(int(max(v, lo)), data.cong)
+    return w if min(h, v) < w < max(h, v) and _fits(data, w) else None
 
 
 def _fits(data: ClassData, v: int) -> bool:

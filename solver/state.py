@@ -299,6 +299,21 @@ class State:
             hit = table[root] = tuple(dict.fromkeys(i for m in self.uf.members(root) for i in self.mentions.get(m, ())))
         return hit  # type: ignore[no-any-return]
 
+    def class_members(self, leader: sympy.Symbol) -> tuple[tuple[sympy.Symbol, int, int], ...]:
+        """``(member, coef, offset)`` with ``member == coef*leader + offset`` for every member
+        of the class ``leader`` leads, in class order, memoized (memo table ``class_members``).
+
+        >>> st = State(); a = st.declare("a", 0, 9); b = st.declare("b", 0, 99)
+        >>> _ = st.uf.link(b, 2, a, 1); st.class_members(a)
+        ((a, 1, 0), (b, 2, 1))
+        """
+        table = self.memo.class_members
+        hit = table.get(leader)
+        if hit is None:
+            find = self.uf.find
+            hit = table[leader] = tuple((m, *find(m)[1:]) for m in self.uf.members(leader))
+        return hit  # type: ignore[no-any-return]
+
     def component(self, expr: sympy.Basic) -> tuple[list[sympy.Symbol], list[Fact]]:
         """The roots and residual facts connected to ``expr`` (see :mod:`solver.enumeration`)."""
         return enumeration.component(self.uf, self.residual_facts(), expr, self.order)

@@ -110,6 +110,7 @@ class SolverBridge(tc.BaseDecider):
         self._neutral_memo: dict[tuple[sympy.Basic, bool, RawSite], bool] = {}
         self._candidates: dict[tuple[sympy.Basic, bool], sympy.Basic | None] = {}  # (expr, hint) -> 0/1 question
         self._last_site: tuple[FrameType | None, tuple[RawSite | None, bool]] = _NO_SITE
+        self._machinery: dict[str, bool] = {}  # file name -> torch's symbolic machinery or symshape (asking_site)
         self._declare_spec()
 
     # -- the end of tracing ---------------------------------------------------------------------
@@ -356,7 +357,7 @@ class SolverBridge(tc.BaseDecider):
         export then fails ("a fake tensor in the exported program constant's list")."""
         last, site = self._last_site
         if last is not frame:
-            site = asking_site(frame)
+            site = asking_site(frame, self._machinery)
             self._last_site = (frame, site)
         return site
 

@@ -209,20 +209,25 @@ def _is_machinery(filename: str) -> bool:
     return filename.startswith(_HERE) or any(p in filename for p in _MACHINERY)
 
 
-def asking_site(frame: FrameType | None = None) -> tuple[RawSite | None, bool]:
+def asking_site(frame: FrameType | None = None, machinery: dict[str, bool] | None = None) -> tuple[RawSite | None, bool]:
     """The innermost frame outside torch's symbolic machinery and symshape (as a
     :data:`RawSite`, with its detail), and whether the decision came through
     ``torch._check`` / ``expect_true`` (what torch records for a check, whatever the
-    spelling at the call).
+    spelling at the call). ``machinery`` memoizes which file names are machinery (a
+    trace walks the same few files thousands of times).
 
     >>> asking_site()[0][2:]
     ('<module>', '')
     """
     f: FrameType | None = frame if frame is not None else sys._getframe(1)
+    known = machinery if machinery is not None else {}
     via_check = False
     while f is not None:
         code = f.f_code
-        if not _is_machinery(code.co_filename):
+        inside = known.get(code.co_filename)
+        if inside is None:
+            inside = known[code.co_filename] = _is_machinery(code.co_filename)
+        if not inside:
             return (code.co_filename, f.f_lineno, code.co_name, _detail(f)), via_check
         via_check = via_check or code.co_name in _CHECK_FUNCTIONS
         f = f.f_back

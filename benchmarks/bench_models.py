@@ -25,26 +25,31 @@ the re-export's median next to it), and, for the batch-1 rows, the sizes
 ``err.fixes.larger_example_program`` runs next to both fixes' programs.
 
 Measured (2026-12-01, torch 2.13, ``--repeat 3 --models gpt2,llama,t5,bert,vit,llama_kv``, all
-variants, a loaded 2-core machine: load 4-6 plus the test suite, so ratios within ~0.15 are
-noise). Failing exports including the fix, now that the error offers the verified fix's program
-(``err.fixes.program``; offered on all 12 failing rows, equal to the re-export's on all 12):
-median 1.579 over 12 (target 2.0: met; was 2.242 when the user had to re-export): ``separate``
-0.98-1.34, ``shared`` bert 1.13, ``batch1`` 1.81-2.11 (gpt2 1.85, llama 1.90, t5 1.81, vit 2.05,
-llama_kv 2.11), bert ``batch1`` 3.78 (a 0/1 cause next to a range cause: the general fix path
-plus the probe). If the user re-exports with ``err.fixes.apply(spec)`` anyway: median 1.939
-(the verification now also builds the program, ~4% of a trace on the zoo). A ``batch1`` error
-costs three traces (the failing export, the probe with a larger example, the static fix's
-verification) against torch's two (its failing export, its unverified fix's re-export); the
-probe's program is offered too (``err.fixes.larger_example_program``: the user's spec, dynamic
-batch, which runs every grid size like eager on the five batch-1 rows that have it, where both
-static fixes refuse 3 of 4 batch sizes). Direct exports: median 1.118 over 6 in this run (1.066
-in the previous one; this change does not touch them). A later run on a quiet machine, with the
-solver's example point and local path merged (``--repeat 3 --variants shared``, 5 direct rows):
-gpt2 1.27, llama 1.34, llama_kv 1.25, t5 1.13, vit 1.00, median 1.247 (target 1.10: missed); the
-previous session's code measured 1.25-1.27 on gpt2/llama the same day, so the 1.066 above did
-not reproduce: direct exports are ~1.25x torch's, open. Sizes: symshape runs every size
-torch's program runs (both: ok 261, silently wrong 0, refused although eager runs 87, all of
-them the batch-1 rows' static batch after the fix).
+variants, a 2-core machine shared with another session's solver work, so ratios within ~0.1 are
+noise). Direct exports, after the routing's per-guard costs were cut (memoized free symbols,
+0/1-question candidates and frame walks, guard relations built without sympy's evaluation, the
+floor decided once): median **1.069** over 6 (gpt2 2.24 in one outlier repeat set, 1.11 when
+re-run; llama 1.08, t5 1.10, vit 1.03/0.98, llama_kv 1.06); a ``--variants shared`` run of all
+nine light models gave 1.058 over 7 (gpt2 1.09, llama 1.00, qwen2 1.06, t5 1.08, vit 1.17,
+whisper_enc 0.95, llama_kv 1.01), and a run on a quiet machine (5 models, ``shared``) 1.123
+(gpt2 1.12, llama 1.12, t5 1.14, vit 1.04, llama_kv 1.20): torch's two intra-op threads gain
+more from an idle machine than symshape's single-threaded bookkeeping does, so the direct
+ratio sits at 1.06-1.12 depending on the machine (it was 1.25 before these changes on a quiet
+machine). CPU time of single exports, min of 6 (``process_time``): gpt2 1.164 -> 1.09-1.12,
+llama 1.123 -> 1.07, llama_kv 1.20 -> 1.11-1.12, vit 1.00. Failing exports including the fix,
+the error offering the verified fix's program (``err.fixes.program``, offered on all 12 failing
+rows, equal to the re-export's on all 12): median 1.468 over 12 (target 2.0: met): ``separate``
+1.01-1.21, ``shared`` bert 1.17, ``batch1`` 1.73-2.22 (gpt2 2.00, llama 1.73, t5 1.78, vit
+2.22, llama_kv 2.19), bert ``batch1`` 4.14 (a 0/1 cause next to a range cause: the general fix
+path plus the probe). If the user re-exports with ``err.fixes.apply(spec)`` anyway: median
+2.039. A ``batch1`` error costs three traces (the failing export, the probe with a larger
+example, the static fix's verification) against torch's two (its failing export, its
+unverified fix's re-export); the probe's program is offered too
+(``err.fixes.larger_example_program``: the user's spec, dynamic batch, which runs every grid
+size like eager on the five batch-1 rows that have it, where both static fixes refuse 3 of 4
+batch sizes). Sizes: symshape runs every size torch's program runs (both: ok 261, silently
+wrong 0, refused although eager runs 87, all of them the batch-1 rows' static batch after the
+fix). Size 0 is not on the grid: eager fails at batch 0 / seq 0 on these models.
 """
 
 from __future__ import annotations

@@ -172,8 +172,7 @@ def _decide_bool(st: State, rel: sympy.Basic) -> Truth | None:
 
 def _decide_smt(st: State, rel: sympy.Basic) -> tuple[Truth, str]:
     """Witnesses first (two feasible points that disagree), then Z3, then enumeration."""
-    z = st.smt
-    term = z.translate(rel)
+    z = st.smt  # its Z3 context is built on the first translation: only when Z3 is asked
     at_hint = st.value_at_hints(rel)
     seen = z.witnessed(rel) | ({at_hint} if at_hint is not None else set())
     large = len(st.residual) > FULL_SMT_FACTS
@@ -185,6 +184,7 @@ def _decide_smt(st: State, rel: sympy.Basic) -> tuple[Truth, str]:
     if large:
         t = local.decide(st, rel, LOCAL_FACTS, at_hint)
         return (t, "z3") if t is not None else (Truth.UNKNOWN, "undecided")
+    term = z.translate(rel)
     neg_first = at_hint is not False  # the hint point is a witness for rel when True
     first = z.check([z.negation(term)] if neg_first else [term])
     if first == "unsat":

@@ -35,7 +35,7 @@ from solver.union_find import ClassData
 
 __all__ = ["Question", "View", "Stage", "by_constant", "by_interval", "by_exact", "by_congruence", "linear_terms",
            "linear_form", "linear_normal",
-           "fold_modular", "decide_on_values", "normalize", "simplify_minmax", "NORMAL_OPS"]
+           "fold_modular", "cancel_common_factors", "decide_on_values", "normalize", "simplify_minmax", "NORMAL_OPS"]
 
 NORMAL_OPS = ("==", "!=", ">=")
 _OPS: dict[type, str] = {sympy.Eq: "==", sympy.Ne: "!=", sympy.Ge: ">=", sympy.Gt: ">", sympy.Le: "<=", sympy.Lt: "<"}
@@ -297,6 +297,48 @@ def fold_modular(d: sympy.Expr, cong_of: Callable[[sympy.Symbol], cg.Congruence]
     return sympy.expand(fold(d))
 
 
+def cancel_common_factors(d: sympy.Expr, lookup: Callable[[sympy.Symbol], Interval]) -> sympy.Expr:
+    """Cancel a symbolic factor ``g`` common to a ``FloorDiv``'s dividend and divisor when the
+    ranges show ``g != 0``: ``FloorDiv(g*p, g*q)`` is ``FloorDiv(p, q)`` (``(g*p)/(g*q) == p/q``
+    exactly; sympy's ``Mod`` already cancels so when built). This is the shape a reshape's
+    divisibility guard takes once the union-find merges equal dims: ``b*s == b*FloorDiv(b*s,
+    b)``. Returns ``d`` unchanged when nothing cancels.
+
+    >>> from shapes import int_symbol
+    >>> b, s = int_symbol("b"), int_symbol("s")
+    >>> cancel_common_factors(b*s - b*FloorDiv(b*s, b), {b: (1, 8), s: (0, 9)}.__getitem__)
+    0
+    >>> cancel_common_factors(FloorDiv(2*b*s, -4*b), {b: (-8, -1), s: (0, 9)}.__getitem__)
+    FloorDiv(s, -2)
+    >>> cancel_common_factors(FloorDiv(b*s, b), {b: (0, 8), s: (0, 9)}.__getitem__)  # b may be 0
+    FloorDiv(b*s, b)
+    """
+    if not d.has(FloorDiv):
+        return d
+
+    def nonzero(g: sympy.Expr) -> bool:
+        lo, hi = bound(g, lookup)
+        return lo > 0 or hi < 0
+
+    def fold(e: sympy.Basic) -> sympy.Basic:
+        if not e.args or not e.has(FloorDiv):
+            return e
+        args = tuple(fold(a) for a in e.args)
+        if args != e.args:
+            e = e.func(*args)
+        if isinstance(e, FloorDiv):
+            a, k = e.args
+            if not k.is_Integer and not a.is_Integer:
+                g = sympy.gcd(a, k)
+                if g.free_symbols and nonzero(g):
+                    p, q = sympy.cancel(a / g), sympy.cancel(k / g)
+                    return -p if q == -1 else FloorDiv(p, q)
+        return e
+
+    out = fold(d)
+    return d if out is d else sympy.expand(out)
+
+
 def _mod_rewrite(d: sympy.Expr) -> sympy.Expr:
     """Rewrite ``b*FloorDiv(e, k)`` as ``(b/k)*(e - Mod(e, k))`` when k divides b and the sum
     gets shorter (``t - 4*FloorDiv(t, 4)`` is ``Mod(t, 4)``). An identity for k != 0."""
@@ -318,9 +360,14 @@ def normalize(op: str, d: sympy.Expr, lookup: Callable[[sympy.Symbol], Interval]
     """An equivalent, simpler ``d op 0`` under the known ranges.
 
     Factors whose sign the ranges fix are divided out (``16*b*(t - 4*(t//4)) == 0`` with
-    ``b >= 1`` is ``t - 4*(t//4) == 0``), and ``t - k*(t//k)`` becomes ``Mod(t, k)``. Only
+    ``b >= 1`` is ``t - 4*(t//4) == 0``), and ``t - k*(t//k)`` becomes ``Mod(t, k)``, after
+    cancelling the symbolic factors a division shares with its divisor
+    (:func:`cancel_common_factors`). Only
     for nonlinear ``d``; linear ones are already in normal form.
     """
+    if d.is_Integer or linear_terms(d) is not None:
+        return op, d
+    d = cancel_common_factors(d, lookup)
     if d.is_Integer or linear_terms(d) is not None:
         return op, d
     factored = sympy.factor_terms(d)

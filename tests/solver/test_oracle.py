@@ -170,6 +170,47 @@ def test_exhaustive_mod_floordiv_family(k):
     COUNTS["families: mod/floordiv decides"] += n
 
 
+COMMON_FACTOR_RANGES = [((-3, 5), (1, 4), (1, 3)), ((-3, 5), (-3, -1), (1, 3)), ((-2, 4), (-2, 2), (-1, 2))]
+
+
+@pytest.mark.parametrize("link", [False, True], ids=["plain", "linked"])
+@pytest.mark.parametrize("ranges", COMMON_FACTOR_RANGES, ids=str)
+def test_exhaustive_common_factor_family(ranges, link):
+    """``FloorDiv(g*p, g*q) op c``, ``Mod(g*p, g*q) op c`` and the divisibility form
+    ``g*p == g*q*FloorDiv(g*p, g*q)`` with a symbolic common factor ``g`` (the normal form
+    cancels it when the ranges show ``g != 0``, :func:`solver.stages.cancel_common_factors`),
+    against brute force; ``linked`` writes one ``y`` as ``z`` under the fact ``z == y``, the
+    shape GPT-2's reshape guard takes (``a0*a1 % i0 == 0`` with ``i0 == a0``). Divisibility
+    with an exact quotient (``q == 1``) and ``g`` nonzero is decided without Z3."""
+    x, y, z = SYMS
+    if link:
+        ranges = (ranges[0], ranges[1], ranges[1])
+    s = _declare(list(ranges))
+    points = box(list(ranges))
+    if link:
+        s.assume(sympy.Eq(z, y))
+        points = [p for p in points if p[z] == p[y]]
+    g_nonzero = ranges[1][0] > 0 or ranges[1][1] < 0
+    n = cheap = 0
+    for g, p, q in itertools.product((y, -y, 2 * y, x * y), (x, x + 1, 2 * x, x * z), (1, -1, 2, z)):
+        g_other = g.xreplace({y: z}) if link else g  # the dividend's copy of g, rooted back by the solver
+        num, den = g_other * p, g * q
+        rels = [sympy.Eq(num, den * FloorDiv(num, den))]
+        rels += [op(e, c) for e in (FloorDiv(num, den), sympy.Mod(num, den)) for op in REL_OPS for c in (-1, 0, 2)]
+        for rel in rels:
+            want = values(rel, points)
+            if want is None:  # some feasible point divides by zero: no single truth to check
+                continue
+            before = s.stats["z3"] + s.stats["enumeration"] + s.stats["undecided"]
+            assert s.decide(rel) is truth_of(want), (ranges, link, rel)
+            n += 1
+            if rel is rels[0] and q == 1 and g_nonzero and g != x * y:
+                cheap += 1
+                assert s.stats["z3"] + s.stats["enumeration"] + s.stats["undecided"] == before, rel
+    COUNTS["families: common-factor decides"] += n
+    COUNTS["families: common-factor divisibility decided cheaply"] += cheap
+
+
 # -- large and unbounded ranges, against the independent Z3 encoding -------------------------
 BIG = 2**63 - 2
 BIG_RANGES = [(2, BIG), (2, None), (None, None), (0, None), (1, 64), (-BIG, -2), (None, 10)]

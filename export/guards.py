@@ -110,6 +110,7 @@ class SolverBridge(tc.BaseDecider):
         self._neutral_memo: dict[tuple[sympy.Basic, bool, RawSite], bool] = {}
         self._candidates: dict[tuple[sympy.Basic, bool], sympy.Basic | None] = {}  # (expr, hint) -> 0/1 question
         self._last_site: tuple[FrameType | None, tuple[RawSite | None, bool]] = _NO_SITE
+        self._plain_memo: tuple[int, frozenset[sympy.Basic]] = (-1, frozenset())  # (dims seen, _plain_dims())
         self._machinery: dict[str, bool] = {}  # file name -> torch's symbolic machinery or symshape (asking_site)
         self._declare_spec()
 
@@ -370,17 +371,21 @@ class SolverBridge(tc.BaseDecider):
         # the solver's form too: a*b == a is b == 1 when a >= 1
         return zero_one_question(rel, hint) or zero_one_question(unnormalized(self._solver.simplify(rel)), hint)
 
-    def _plain_dims(self) -> set[sympy.Basic]:
+    def _plain_dims(self) -> frozenset[sympy.Basic]:
         """The symbols of input dims declared as a plain dim (not derived, ``4 * _n``): torch
         keeps their ``>= 2`` floor in its own ranges, so it records no guard for what the
         floor decides; for a derived dim the floor sits on the root, where torch's static
         evaluation of the derived size does not see it."""
+        known = self._plain_memo
+        if known[0] == len(self._dim_syms):  # dims are only ever added
+            return known[1]
         out: set[sympy.Basic] = set()
         for d, sym in self._dim_syms.items():
             decl = self._spec.decl(d)
             if decl is None or decl.expr is None or isinstance(decl.expr, sympy.Symbol):
                 out.add(sym)
-        return out
+        self._plain_memo = (len(self._dim_syms), frozenset(out))
+        return self._plain_memo[1]
 
     def _note_site(self, rel: sympy.Basic, answer: bool, caller: FrameType) -> RawSite | None:
         """Record which site asked the hard question ``rel`` (a short frame walk, see

@@ -44,7 +44,8 @@ WITNESS_MOVES = 64  # class moves of a repair walk looking for a witness on a la
 _FAST_OPS = {sympy.Eq: "==", sympy.Ne: "!=", sympy.Ge: ">=", sympy.Gt: ">", sympy.Le: "<=", sympy.Lt: "<"}
 # the stages a rooted normal form runs through, cheapest first, with the label stats credit
 _PIPELINE: tuple[tuple[str, Stage], ...] = (
-    ("union_find", stages.by_constant), ("interval", stages.by_interval), ("interval", stages.by_exact),
+    ("union_find", stages.by_constant), ("interval", stages.by_interval), ("interval", stages.by_horner),
+    ("interval", stages.by_exact),
     ("congruence", stages.by_congruence))
 # after the congruences folded Mod/FloorDiv away
 _FOLDED: tuple[tuple[str, Stage], ...] = (

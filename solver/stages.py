@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 import sympy
+from sympy.polys.polyfuncs import horner
 
 from shapes.affine import linear_terms  # the one home of linear forms; re-exported for the stages' callers
 from shapes.errors import UnsupportedExpressionError
@@ -33,7 +34,7 @@ from solver.interval import TOP, Interval, bound
 from solver.truth import Truth
 from solver.union_find import ClassData
 
-__all__ = ["Question", "View", "Stage", "by_constant", "by_interval", "by_exact", "by_congruence", "linear_terms",
+__all__ = ["Question", "View", "Stage", "by_constant", "by_interval", "by_horner", "by_exact", "by_congruence", "linear_terms",
            "linear_form", "linear_normal",
            "fold_modular", "cancel_common_factors", "decide_on_values", "normalize", "simplify_minmax", "NORMAL_OPS"]
 
@@ -160,6 +161,25 @@ def by_interval(q: Question, view: View) -> Truth | None:
     if small[1] <= big[0]:
         return Truth.TRUE
     return Truth.FALSE if small[0] > big[1] else None
+
+
+def by_horner(q: Question, view: View) -> Truth | None:
+    """:func:`by_interval` on a nonlinear polynomial normal form rewritten in Horner form,
+    the same polynomial with each symbol appearing once per nesting level, so that interval
+    arithmetic loses less: ``s**2 - s - 1`` bounds to (-oo, oo) over ``s >= 2`` but
+    ``s*(s - 1) - 1`` to [1, oo) (T5's relative-position guard ``s < s**2``).
+
+    >>> from shapes import int_symbol
+    >>> s = int_symbol("s")
+    >>> by_horner(Question(">=", s**2 - s - 1), View.of({s: (2, math.inf)}))
+    <Truth.TRUE: 'true'>
+    """
+    d = q.lhs
+    if not q.normal or d.is_Integer or not d.is_polynomial() or linear_terms(d) is not None:
+        return None
+    gens = sorted(d.free_symbols, key=lambda x: x.name)
+    h = horner(d, *gens)
+    return None if h == d else by_interval(Question(q.op, h), view)
 
 
 def linear_form(rel: sympy.Basic) -> tuple[str, dict[sympy.Symbol, int], int] | None:
@@ -412,9 +432,11 @@ def simplify_minmax(e: sympy.Basic, lookup: Callable[[sympy.Symbol], Interval]) 
         return bool(diff.free_symbols) and bound(diff, lookup)[0] >= 0
 
     def visit(x: sympy.Basic) -> sympy.Basic:
-        if not x.args:
+        if not x.args or not x.has(sympy.Min, sympy.Max):
             return x
-        x = x.func(*(visit(a) for a in x.args))
+        args = tuple(visit(a) for a in x.args)
+        if args != x.args:  # (rebuilding an unchanged Min/Max costs sympy's pairwise comparisons again)
+            x = x.func(*args)
         if isinstance(x, (sympy.Min, sympy.Max)):
             kept = list(x.args)
             for a in list(kept):

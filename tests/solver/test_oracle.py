@@ -35,6 +35,7 @@ from oracle_support import (
 )
 from shapes import FloorDiv, evaluate, negate
 from solver import ContradictionError, Reason, Solver, Truth
+from solver import stages
 
 SETTINGS = dict(derandomize=True, deadline=None, database=None,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
@@ -209,6 +210,46 @@ def test_exhaustive_common_factor_family(ranges, link):
                 assert s.stats["z3"] + s.stats["enumeration"] + s.stats["undecided"] == before, rel
     COUNTS["families: common-factor decides"] += n
     COUNTS["families: common-factor divisibility decided cheaply"] += cheap
+
+
+HORNER_BOXES = [[(2, 9)], [(-4, 5)], [(0, 6)], [(1, 5), (2, 6)], [(-2, 3), (0, 4)]]
+
+
+@pytest.mark.parametrize("ranges", HORNER_BOXES, ids=str)
+def test_exhaustive_horner_family(ranges):
+    """:func:`solver.stages.by_horner` on every polynomial normal form ``p op 0`` of a
+    family (one symbol: degree <= 3, coefficients in [-2, 2]; two symbols: the six monomials
+    of degree <= 2, coefficients in [-1, 1]) against brute force: whenever it answers, it
+    is right; counted how often it decides what the plain interval stage does not (only on
+    boxes away from 0 does it ever)."""
+    syms = SYMS[: len(ranges)]
+    points = box(ranges)
+    view = stages.View.of(dict(zip(syms, ranges)))
+    if len(syms) == 1:
+        (x,) = syms
+        monomials, coefs = (x**3, x**2, x, 1), range(-2, 3)
+    else:
+        x, y = syms
+        monomials, coefs = (x * y, x**2, y**2, x, y, 1), range(-1, 2)
+    n = answered = gained = 0
+    for cs in itertools.product(coefs, repeat=len(monomials)):
+        d = sum(c * m for c, m in zip(cs, monomials))
+        vals = values(d, points)
+        for op in ("==", "!=", ">="):
+            q = stages.Question(op, d)
+            got = stages.by_horner(q, view)
+            n += 1
+            if got is None:
+                continue
+            want = truth_of([{"==": v == 0, "!=": v != 0, ">=": v >= 0}[op] for v in vals])
+            assert got is want, (ranges, op, d)
+            answered += 1
+            gained += stages.by_interval(q, view) is None
+    if all(lo >= 1 for lo, _ in ranges):  # away from 0, Horner's form is what decides more
+        assert gained > 0
+    COUNTS["families: horner questions"] += n
+    COUNTS["families: horner answers (all right)"] += answered
+    COUNTS["families: horner answers the plain interval stage lacks"] += gained
 
 
 # -- large and unbounded ranges, against the independent Z3 encoding -------------------------

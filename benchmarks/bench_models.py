@@ -24,29 +24,25 @@ succeeds directly (target <= 1.10) and where it fails, including its fix (target
 the re-export's median next to it), and, for the batch-1 rows, the sizes
 ``err.fixes.larger_example_program`` runs next to both fixes' programs.
 
-Measured (2026-12-01, torch 2.13, ``--repeat 3 --models gpt2,llama,t5,bert,vit,llama_kv``, all
-variants, a 2-core machine shared with another session's solver work, so ratios within ~0.1 are
-noise). Direct exports, after the routing's per-guard costs were cut (memoized free symbols,
-0/1-question candidates and frame walks, guard relations built without sympy's evaluation, the
-floor decided once): median **1.069** over 6 (gpt2 2.24 in one outlier repeat set, 1.11 when
-re-run; llama 1.08, t5 1.10, vit 1.03/0.98, llama_kv 1.06); a ``--variants shared`` run of all
-nine light models gave 1.058 over 7 (gpt2 1.09, llama 1.00, qwen2 1.06, t5 1.08, vit 1.17,
-whisper_enc 0.95, llama_kv 1.01), and a run on a quiet machine (5 models, ``shared``) 1.123
-(gpt2 1.12, llama 1.12, t5 1.14, vit 1.04, llama_kv 1.20): torch's two intra-op threads gain
-more from an idle machine than symshape's single-threaded bookkeeping does, so the direct
-ratio sits at 1.06-1.12 depending on the machine (it was 1.25 before these changes on a quiet
-machine). CPU time of single exports, min of 6 (``process_time``): gpt2 1.164 -> 1.09-1.12,
-llama 1.123 -> 1.07, llama_kv 1.20 -> 1.11-1.12, vit 1.00. Failing exports including the fix,
-the error offering the verified fix's program (``err.fixes.program``, offered on all 12 failing
-rows, equal to the re-export's on all 12): median 1.468 over 12 (target 2.0: met): ``separate``
-1.01-1.21, ``shared`` bert 1.17, ``batch1`` 1.73-2.22 (gpt2 2.00, llama 1.73, t5 1.78, vit
-2.22, llama_kv 2.19), bert ``batch1`` 4.14 (a 0/1 cause next to a range cause: the general fix
-path plus the probe). If the user re-exports with ``err.fixes.apply(spec)`` anyway: median
-2.039. A ``batch1`` error costs three traces (the failing export, the probe with a larger
-example, the static fix's verification) against torch's two (its failing export, its
-unverified fix's re-export); the probe's program is offered too
-(``err.fixes.larger_example_program``: the user's spec, dynamic batch, which runs every grid
-size like eager on the five batch-1 rows that have it, where both static fixes refuse 3 of 4
+Measured (2026-12-01, torch 2.13, a quiet 2-core machine, nothing else running), after the
+Z3 context stopped being built for questions that witnesses answer, a FloorDiv's common factor
+cancels in the normal form and a Horner-form interval stage joined (GPT-2 and T5 no longer
+reach Z3 on a direct export): ``--repeat 5 --variants shared``, all models: direct exports median
+**1.044** over 7 (gpt2 1.02, llama 1.02, qwen2 1.04, t5 1.09, vit 1.03, whisper_enc 1.05,
+llama_kv 1.09; the same run before these changes: 1.071, gpt2 1.20); ``--repeat 3 --models
+gpt2,llama,t5,bert,vit,llama_kv``, all variants: direct median **1.045** over 6 (gpt2 1.06,
+llama 1.03, t5 1.13, vit 1.01/1.02, llama_kv 1.12). The session before measured 1.123 on a quiet
+machine and 1.247 before its routing work. CPU time of single exports, min of 6
+(``process_time``): gpt2 1.146 -> 1.085. Failing exports including the fix, the error offering
+the verified fix's program (``err.fixes.program``, offered on all 12 failing rows, equal to the
+re-export's on all 12): median **1.489** over 12 (target 2.0: met): ``separate`` 1.06-1.27,
+``shared`` bert 1.09, ``batch1`` 1.70-2.22, bert ``batch1`` 3.11 (a 0/1 cause next to a range
+cause: the general fix path plus the probe). If the user re-exports with
+``err.fixes.apply(spec)`` anyway: median 2.097. A ``batch1`` error costs three traces (the
+failing export, the probe with a larger example, the static fix's verification) against
+torch's two (its failing export, its unverified fix's re-export); the probe's program is
+offered too (``err.fixes.larger_example_program``: the user's spec, dynamic batch, which runs
+every grid size like eager on the five batch-1 rows, where both static fixes refuse 3 of 4
 batch sizes). Sizes: symshape runs every size torch's program runs (both: ok 261, silently
 wrong 0, refused although eager runs 87, all of them the batch-1 rows' static batch after the
 fix). Size 0 is not on the grid: eager fails at batch 0 / seq 0 on these models.

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 import traceback
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -173,10 +173,14 @@ def violation_error(trace: Trace, retry: Retry | None) -> ConstraintViolationErr
         return None
     causes = causes_of(irredundant(blocking, trace), trace)
     fixes = None
+    static: list[InputDim] = []
     if any(c.kind == SPECIALIZED for c in causes):
-        causes, fixes = _diagnose_specializations(causes, trace, retry)
-    if fixes is None or any(c.kind != SPECIALIZED for c in causes):
-        fixes = _fixes(trace, retry)  # err.fixes is never None
+        # with a cause of another kind too, the 0/1 dims go static inside the general fix (one
+        # verification of both): a fix of the 0/1 dims alone cannot re-export
+        alone = all(c.kind == SPECIALIZED for c in causes)
+        causes, static, fixes = _diagnose_specializations(causes, trace, retry, build=alone)
+    if fixes is None:
+        fixes = _fixes(trace, retry, static)  # err.fixes is never None
     lines = ["Constraints violated: the model needs more than the declared dynamic shapes guarantee."]
     for i, c in enumerate(causes, 1):
         lines.append(f"  {i}. {c.describe()}")
@@ -186,8 +190,11 @@ def violation_error(trace: Trace, retry: Retry | None) -> ConstraintViolationErr
                                     guards=tuple(f for c in causes for f in c.facts), problem=_json(trace))
 
 
-def _diagnose_specializations(causes: tuple[Cause, ...], trace: Trace,
-                              retry: Retry | None) -> tuple[tuple[Cause, ...], SuggestedFixes | None]:
+def _diagnose_specializations(causes: tuple[Cause, ...], trace: Trace, retry: Retry | None, *,
+                              build: bool) -> tuple[tuple[Cause, ...], list[InputDim], SuggestedFixes | None]:
+    """The 0/1 causes explained by a probe with a larger example (:mod:`export.probe`), the
+    dims a fix makes static, and (``build``) that fix, verified: the dims static at their
+    example sizes, or the larger example."""
     spec, inputs = trace.spec, trace.inputs
     by_name = {str(d): d for d in trace.dim_syms}
     special = {c: by_name[c.dims[0]] for c in causes if c.kind == SPECIALIZED and c.dims and c.dims[0] in by_name}
@@ -228,7 +235,8 @@ def _diagnose_specializations(causes: tuple[Cause, ...], trace: Trace,
     ok = result is not None and result.ok
     larger = {str(d): n for d, n in result.sizes.items()} if result is not None and ok else None
     program = result.program if result is not None and ok else None
-    return tuple(out), (static_fixes(trace, retry, static, larger, larger_program=program) if static else None)
+    fixes = static_fixes(trace, retry, static, larger, larger_program=program) if static and build else None
+    return tuple(out), static, fixes
 
 
 def static_fixes(trace: Trace, retry: Retry | None, dims: list[InputDim],
@@ -276,7 +284,9 @@ def _suggested(trace: Trace, keep: Callable[[Fact], bool]) -> tuple[Fixes, Fixed
     return records, apply_fixes(trace, records)
 
 
-def _fixes(trace: Trace, retry: Retry | None) -> SuggestedFixes:
+def _fixes(trace: Trace, retry: Retry | None, static: Sequence[InputDim] = ()) -> SuggestedFixes:
+    """The solver's fix for the trace's facts, with the ``static`` dims (0/1 specializations)
+    static at their example sizes, verified by re-exporting what ``apply()`` returns."""
     inputs = trace.inputs
     records, fixed = _suggested(trace, lambda f: _fix_fact(trace, f))
     if fixed.checks:  # a fact only the floor implies: the floors the site table leaves, if that says it with a Dim
@@ -284,6 +294,10 @@ def _fixes(trace: Trace, retry: Retry | None) -> SuggestedFixes:
         floored = _suggested(trace, policy.about_inputs)
         if len(floored[1].checks) < len(fixed.checks):
             records, fixed = floored
+    if static:
+        fixed = FixedSpec(without_dims(fixed.spec, static), fixed.checks, fixed.unexpressed)
+        records = Fixes(records.items + tuple(SpecializeFix(trace.dim_syms[d], inputs.size(d)) for d in static),
+                        records.verified)
     fixed, passed, program = _verified(trace, fixed, retry)
     names = {sym: f"{d.input_name}.shape[{d.dim}]" for d, sym in trace.dim_syms.items()}
     # apply() returns the spec without the checks: verified only when no check is needed

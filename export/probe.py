@@ -87,8 +87,9 @@ def _sizes_for(spec: Spec, dims: Iterable[InputDim], value: int) -> dict[InputDi
 def probe_specializations(trace: Trace, args: tuple[Any, ...], kwargs: dict[str, Any] | None,
                           dims: list[InputDim], run: Runner) -> ProbeResult | None:
     """Re-export ``trace``'s spec with the specialized ``dims`` enlarged (to 2, then to
-    other dims' example sizes) through ``run(args, kwargs, spec, build=True)``, which raises
-    what ``export`` raises or returns the program; None when no probe could be traced."""
+    other dims' example sizes, while the model cannot run the enlarged example) through
+    ``run(args, kwargs, spec, build=True)``, which raises what ``export`` raises or returns
+    the program; None when no probe could be traced."""
     spec, inputs = trace.spec, trace.inputs
     sizes_seen = inputs.example_sizes()
     declared = sorted({n for d, n in sizes_seen.items() if n >= 2 and spec.decl(d) is not None})
@@ -102,10 +103,8 @@ def probe_specializations(trace: Trace, args: tuple[Any, ...], kwargs: dict[str,
         try:
             program = run(new_args, new_kwargs, spec, True)
             return ProbeResult(sizes, True, {}, program)
-        except ConstraintViolationError as e:
-            partners = _partners(e, dims)
-            if partners:
-                return ProbeResult(sizes, False, partners)
+        except ConstraintViolationError as e:  # traced, and refused: other sizes would trace alike
+            return ProbeResult(sizes, False, _partners(e, dims))
         except (ExportError, Exception):  # noqa: BLE001 - the enlarged example does not fit the model
             continue
     return None

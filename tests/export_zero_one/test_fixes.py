@@ -98,3 +98,39 @@ def test_a_fix_needing_checks_is_offered_as_such_never_verified() -> None:
         export.export(FlatNoCheck(), (torch.randn(2, 8, 8),), dynamic_shapes=fixes.apply(_hw()))
     check = fixes.checks[0]
     assert check.startswith("torch._check(") and "x.shape[1]" in check
+
+
+class PositionTable(torch.nn.Module):
+    """A learned position table of 16 rows (BERT's ``position_ids[:, :seq]``): seq <= 16."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.pos = torch.nn.Parameter(torch.randn(16, 8))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x + self.pos[: x.shape[1]]
+
+
+def test_a_batch_1_example_next_to_a_range_cause_gets_one_verified_fix_for_both(monkeypatch) -> None:
+    """The 0/1 dim goes static inside the general fix, verified once: the diagnosis
+    re-exports twice (the probe with a larger example, the fix), not once per partial fix."""
+    from export import api
+
+    traced = []
+    real = api._trace
+    monkeypatch.setattr(api, "_trace", lambda *a, **k: traced.append(1) or real(*a, **k))
+    spec = lambda: {"x": {0: Dim("b"), 1: Dim("s")}}  # noqa: E731
+    model, x = PositionTable(), torch.randn(1, 5, 8)
+    with pytest.raises(export.ConstraintViolationError) as info:
+        export.export(model, (x,), dynamic_shapes=spec())
+    assert len(traced) == 3  # the failing export, the probe (b = 2), the fix's verification
+    kinds = [c.kind for c in info.value.causes]
+    assert "specialized" in kinds and any(k != "specialized" for k in kinds)
+    fixes = info.value.fixes
+    assert fixes.verified and fixes.program is not None
+    assert {type(f).__name__ for f in fixes.records} >= {"SpecializeFix"}
+    ep = export.export(model, (x,), dynamic_shapes=fixes.apply(spec()))
+    assert "x.size(0)" not in ep.symshape.ranges and ep.symshape.ranges["x.size(1)"][1] == 16
+    for s in (1, 7, 16):
+        y = torch.randn(1, s, 8)
+        assert torch.equal(ep.module()(y), model(y)) and torch.equal(fixes.program.module()(y), model(y))

@@ -34,7 +34,7 @@ from shapes.spec import InputDim
 from shapes.printing import to_python
 from shapes.relation import is_relation
 from shapes.expr import FloorDiv
-from solver import Fact, Fixes, Solver, SpecializeFix, Truth, suggest, to_json
+from solver import CheckFix, Fact, Fixes, Solver, SpecializeFix, Truth, suggest, to_json
 from shapes.affine import linear_terms
 
 __all__ = ["Cause", "Retry", "SuggestedFixes", "blocking_violations", "causes_of", "violation_error",
@@ -278,6 +278,21 @@ def _fix_fact(trace: Trace, fact: Fact) -> bool:
     return trace.is_about_inputs(fact)
 
 
+def _with_floors(trace: Trace, records: Fixes) -> Callable[[Fact], bool]:
+    """The fix's facts plus the ``>= 2`` floors the trace needs (those the site table leaves)
+    on the dims of ``records``' runtime checks only: a hole such as ``s != 2`` says itself
+    as ``s >= 3`` once ``s >= 2`` is kept, while a floor on a dim no check mentions would
+    refuse size 1 on a dim the re-export's own 0/1 evidence may relieve."""
+    roots = {trace.solver.root_of(x) for fix in records if isinstance(fix, CheckFix) for x in fix.rel.free_symbols}
+    policy = floor_policy(trace, zero_one(trace).covered)
+
+    def keep(fact: Fact) -> bool:
+        if not is_floor(fact):
+            return _fix_fact(trace, fact)
+        return policy.about_inputs(fact) and all(trace.solver.root_of(x) in roots for x in fact.rel.free_symbols)
+    return keep
+
+
 def _suggested(trace: Trace, keep: Callable[[Fact], bool]) -> tuple[Fixes, FixedSpec]:
     """The solver's fixes for the trace's facts that ``keep`` accepts, and the spec they give."""
     records = suggest(trace.solver.replica(kinds=("spec", "guard", "trace_assumption"), keep=keep))
@@ -290,8 +305,7 @@ def _fixes(trace: Trace, retry: Retry | None, static: Sequence[InputDim] = ()) -
     inputs = trace.inputs
     records, fixed = _suggested(trace, lambda f: _fix_fact(trace, f))
     if fixed.checks:  # a fact only the floor implies: the floors the site table leaves, if that says it with a Dim
-        policy = floor_policy(trace, zero_one(trace).covered)
-        floored = _suggested(trace, policy.about_inputs)
+        floored = _suggested(trace, _with_floors(trace, records))
         if len(floored[1].checks) < len(fixed.checks):
             records, fixed = floored
     if static:

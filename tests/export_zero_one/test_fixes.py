@@ -134,3 +134,32 @@ def test_a_batch_1_example_next_to_a_range_cause_gets_one_verified_fix_for_both(
     for s in (1, 7, 16):
         y = torch.randn(1, s, 8)
         assert torch.equal(ep.module()(y), model(y)) and torch.equal(fixes.program.module()(y), model(y))
+
+
+class ShiftRight(torch.nn.Module):
+    """BART's ``shift_tokens_right``: the copy's overlap check asks ``s - 1 != 1`` (a hole,
+    ``s != 2``), and the batch dim's own 0/1 decisions are relieved by a boundary re-trace."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = x.new_zeros(x.shape)
+        y[:, 1:] = x[:, :-1].clone()
+        return y * 2
+
+
+def test_a_hole_fix_floors_only_the_dim_of_its_hole() -> None:
+    """``s != 2`` says itself as ``s >= 3`` with ``s``'s floor kept; the batch dim, which no
+    cause mentions, gets no ``min=2`` (its re-export's evidence relieves it): the offered
+    program and ``apply``'s re-export both run batch 1, like eager (BART's fix once refused it)."""
+    spec = lambda: {"x": {0: Dim("b"), 1: Dim("s")}}  # noqa: E731
+    model = ShiftRight()
+    with pytest.raises(export.ConstraintViolationError) as info:
+        export.export(model, (torch.randn(2, 8),), dynamic_shapes=spec())
+    fixes = info.value.fixes
+    assert fixes.verified and fixes.program is not None and not fixes.checks
+    applied = fixes.apply(spec())
+    assert applied["x"][0].min <= 1 and applied["x"][1].min == 3
+    assert "Dim('b', min=2)" not in fixes.render() and "Dim('s', min=3)" in fixes.render()
+    ep = export.export(model, (torch.randn(2, 8),), dynamic_shapes=applied)
+    for b, s in ((1, 3), (1, 7), (3, 5)):
+        y = torch.randn(b, s)
+        assert torch.equal(fixes.program.module()(y), model(y)) and torch.equal(ep.module()(y), model(y))

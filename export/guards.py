@@ -33,7 +33,7 @@ from export.trace import FLOOR_OP, POSITIVE_OP, SPECIALIZED_OP, Trace, TraceStat
 from shapes.printing import to_python
 from shapes.relation import is_relation
 from shapes.spec import InputDim
-from solver import Reason, Solver, Truth
+from solver import Deadline, Reason, Solver, Truth
 from shapes.affine import dim_expressible
 
 __all__ = ["SolverBridge", "dim_symbol_name"]
@@ -64,6 +64,20 @@ def dim_symbol_name(d: InputDim) -> str:
     return f"{base}_size{d.dim}"
 
 
+
+Z3_QUERY_SECONDS = 1.0
+"""Each Z3 query of an export stops after this long (answers UNKNOWN: sound)."""
+Z3_EXPORT_SECONDS = 10.0
+"""The Z3 time one trace (its solver and replicas) may spend in all; past it, what the
+cheaper stages leave open is UNKNOWN: the example decides and a guard is recorded, as
+torch does. The zoo's exports spend well under a second; Swin with a dynamic image size
+asks dozens of nonlinear floor/mod questions that Z3 can chase for minutes each."""
+
+
+def export_deadline() -> Deadline:
+    """The Z3 limits of one trace (:data:`Z3_QUERY_SECONDS`, :data:`Z3_EXPORT_SECONDS`)."""
+    return Deadline(query_seconds=Z3_QUERY_SECONDS, z3_seconds=Z3_EXPORT_SECONDS)
+
 @dataclass
 class _Counts:
     """The running counts of :class:`export.trace.TraceStats`."""
@@ -82,7 +96,7 @@ class SolverBridge(tc.BaseDecider):
     def __init__(self, spec: Spec, inputs: Inputs, solver: Solver | None = None) -> None:
         self._spec = spec
         self._inputs = inputs
-        self._solver = solver if solver is not None else Solver()
+        self._solver = solver if solver is not None else Solver(deadline=export_deadline())
         self._counts = _Counts()
         self._env: Any = None
         self._sym_map: dict[sympy.Symbol, sympy.Expr] = {}  # torch symbol -> solver expression
@@ -436,7 +450,7 @@ class SolverBridge(tc.BaseDecider):
         rel = self._convert(expr)
         if rel is None:
             return None
-        t = self._solver.decide(rel)
+        t = self._solver.decide(rel, cheap=True)  # torch's own static answer is the fallback
         return None if t is Truth.UNKNOWN else t is Truth.TRUE
 
     def _unhinted(self, rel: sympy.Basic, api: str) -> bool | None:

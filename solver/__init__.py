@@ -43,12 +43,14 @@ from solver.protocol import (
     solver_from_problem,
 )
 from solver.records import GuardRecord, SymbolInfo, Violation
+from solver.smt import Deadline
 from solver.truth import Fact, Reason, Truth
 
 __all__ = [
     "CheckFix",
     "Congruence",
     "ContradictionError",
+    "Deadline",
     "DivisibleFix",
     "EqualFix",
     "Fact",

@@ -94,10 +94,12 @@ class Solver:
         """
         absorb.assume(self._state, rel, _unreserved(reason))
 
-    def decide(self, rel: sympy.Basic) -> Truth:
+    def decide(self, rel: sympy.Basic, *, cheap: bool = False) -> Truth:
         """TRUE if ``rel`` holds for every assignment satisfying the facts, FALSE if for none,
-        else UNKNOWN (also when the budget runs out: never a guess)."""
-        return pipeline.decide(self._state, rel)
+        else UNKNOWN (also when the budget runs out: never a guess). ``cheap``: only the
+        stages before witnesses and Z3 (for a caller that has its own fallback, such as
+        torch's static evaluation)."""
+        return pipeline.decide(self._state, rel, cheap=cheap)
 
     def guard(
         self,

@@ -52,9 +52,11 @@ _FOLDED: tuple[tuple[str, Stage], ...] = (
     ("congruence", stages.by_constant), ("congruence", stages.by_interval), ("congruence", stages.by_congruence))
 
 
-def decide(st: State, rel: object) -> Truth:
+def decide(st: State, rel: object, *, cheap: bool = False) -> Truth:
     """TRUE if ``rel`` holds for every assignment satisfying the facts, FALSE if for none,
-    else UNKNOWN (also when the budget runs out: never a guess). Credits ``st.stats``."""
+    else UNKNOWN (also when the budget runs out: never a guess). Credits ``st.stats``.
+    ``cheap``: the stages before witnesses and Z3 only (an UNKNOWN so found is not
+    remembered: a full decision may still settle it)."""
     if isinstance(rel, sympy.Basic):
         hit = st.memo.answers.get(rel)
         if hit is None:
@@ -68,10 +70,15 @@ def decide(st: State, rel: object) -> Truth:
         if not is_relation(prepared):
             raise UnsupportedExpressionError(
                 f"decide expects a relation (Eq, Ne, Lt, Le, Gt, Ge, And, Or, Not), got the expression {prepared}")
-        truth, stage = _decide(st, prepared)
+        truth, stage = _decide(st, prepared, cheap)
         st.stats[stage] += 1
+        if cheap and truth is Truth.UNKNOWN:
+            return truth
     (st.memo.open if truth is Truth.UNKNOWN else st.memo.answers)[rel] = truth
     return truth
+
+
+_SKIPPED = "skipped"  # the label of a cheap decision that stopped before the witness/Z3 stage
 
 
 def _decide_fast(st: State, rel: object) -> Truth | None:
@@ -115,15 +122,16 @@ def _exact_or_none(st: State, root: sympy.Symbol, t: Truth) -> Truth | None:
     return t if st.clean(root) else None
 
 
-def _decide(st: State, rel: sympy.Basic) -> tuple[Truth, str]:
-    """The answer to a prepared relation, with the label of the stage that gave it."""
+def _decide(st: State, rel: sympy.Basic, cheap: bool = False) -> tuple[Truth, str]:
+    """The answer to a prepared relation, with the label of the stage that gave it
+    (``cheap``: UNKNOWN labelled :data:`_SKIPPED` where the witness/Z3 stage would run)."""
     if rel is sympy.true or rel is sympy.false:
         return Truth.of(rel is sympy.true), "constant"
     if isinstance(rel, BOOL_TYPES):
-        t = _decide_bool(st, rel)
+        t = _decide_bool(st, rel, cheap)
         if t is not None:
             return t, "boolean"
-        return _decide_smt(st, rel)
+        return (Truth.UNKNOWN, _SKIPPED) if cheap else _decide_smt(st, rel)
     t = stages.by_interval(Question.of(rel), st.view)
     if t is not None:
         return t, "interval"
@@ -135,7 +143,7 @@ def _decide(st: State, rel: sympy.Basic) -> tuple[Truth, str]:
         if simpler is not rel and simpler != rel:
             if simpler is sympy.true or simpler is sympy.false:
                 return Truth.of(simpler is sympy.true), "interval"
-            return _decide(st, simpler)
+            return _decide(st, simpler, cheap)
     rooted = st.to_roots(rel)
     if rooted is sympy.true or rooted is sympy.false:
         return Truth.of(rooted is sympy.true), "union_find"
@@ -145,7 +153,9 @@ def _decide(st: State, rel: sympy.Basic) -> tuple[Truth, str]:
         folded = stages.fold_modular(q.lhs, st.cong_lookup)
         if folded is not q.lhs:
             found = _run(st, _FOLDED, Question(q.op, folded))
-    return found if found is not None else _decide_smt(st, rel)
+    if found is not None:
+        return found
+    return (Truth.UNKNOWN, _SKIPPED) if cheap else _decide_smt(st, rel)
 
 
 def _run(st: State, pipeline: tuple[tuple[str, Stage], ...], q: Question) -> tuple[Truth, str] | None:
@@ -157,11 +167,11 @@ def _run(st: State, pipeline: tuple[tuple[str, Stage], ...], q: Question) -> tup
     return None
 
 
-def _decide_bool(st: State, rel: sympy.Basic) -> Truth | None:
+def _decide_bool(st: State, rel: sympy.Basic, cheap: bool = False) -> Truth | None:
     if isinstance(rel, sympy.Not):
-        t, _ = _decide(st, rel.args[0])
+        t, _ = _decide(st, rel.args[0], cheap)
         return t.negate()
-    parts = [_decide(st, a)[0] for a in rel.args]
+    parts = [_decide(st, a, cheap)[0] for a in rel.args]
     if isinstance(rel, sympy.And):
         if Truth.FALSE in parts:
             return Truth.FALSE

@@ -26,6 +26,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
+from typing import TypeVar
 
 import sympy
 import z3
@@ -39,13 +40,20 @@ DEFAULT_RLIMIT = 2_000_000
 SEED = 0
 WITNESSES = 8  # models kept as witnesses (each satisfies every fact added since it was found)
 NO_TIMEOUT = 4_294_967_295  # Z3's default ``timeout`` (ms): none
+_T = TypeVar("_T")
 
 
 class Deadline:
-    """A wall-clock end for Z3 queries, shared by the solvers of one session (mutable by
-    design: the session moves it per request; its solvers and their replicas read it).
+    """The wall-clock limits of Z3 queries, shared by the solvers of one session or one
+    export (mutable by design: the session moves it per request; its solvers and their
+    replicas read it and charge it).
 
-    ``until`` is a ``time.monotonic()`` instant, or None for no deadline.
+    ``until`` is a ``time.monotonic()`` instant, or None for no deadline. ``query_seconds``
+    bounds each query and ``z3_seconds`` the Z3 time of all queries charged here (None: no
+    bound): an export gives its solvers both, so that a few nonlinear questions Z3 cannot
+    settle (Swin's window padding asks dozens, each of which Z3 can chase for minutes)
+    answer ``unknown`` (sound: the example decides and records a guard, as torch does)
+    instead of holding the export. Ordinary questions take milliseconds, far inside both.
 
     >>> d = Deadline()
     >>> d.timeout_ms() is None
@@ -58,18 +66,35 @@ class Deadline:
     0
     >>> d.until is None
     True
+    >>> d = Deadline(query_seconds=2.0, z3_seconds=3.0)
+    >>> d.timeout_ms()
+    2000
+    >>> d.charge(2.5); d.timeout_ms()
+    500
+    >>> d.charge(1.0); d.timeout_ms()
+    0
     """
 
-    __slots__ = ("until",)
+    __slots__ = ("until", "query_seconds", "z3_seconds", "used")
 
-    def __init__(self) -> None:
+    def __init__(self, *, query_seconds: float | None = None, z3_seconds: float | None = None) -> None:
         self.until: float | None = None
+        self.query_seconds = query_seconds
+        self.z3_seconds = z3_seconds
+        self.used = 0.0
 
     def timeout_ms(self) -> int | None:
-        """Milliseconds left (0 when past), or None without a deadline."""
-        if self.until is None:
+        """Milliseconds the next query may run (0 when none is left), or None without a
+        limit."""
+        left = [x for x in (None if self.until is None else self.until - time.monotonic(), self.query_seconds,
+                            None if self.z3_seconds is None else self.z3_seconds - self.used) if x is not None]
+        if not left:
             return None
-        return max(0, int((self.until - time.monotonic()) * 1000))
+        return max(0, int(min(left) * 1000))
+
+    def charge(self, seconds: float) -> None:
+        """Count ``seconds`` of Z3 time against ``z3_seconds``."""
+        self.used += seconds
 
     @contextmanager
     def within(self, seconds: float | None) -> Iterator[None]:
@@ -273,7 +298,7 @@ class Smt:
             for x in extra:
                 s.add(x)
             s.set("rlimit", self.rlimit)
-            r = s.check()
+            r = self._timed(s.check)
             if r == z3.sat:
                 self._witnesses = [s.model()] + self._witnesses[: WITNESSES - 1]
         except z3.Z3Exception:
@@ -305,7 +330,7 @@ class Smt:
             for t in facts:
                 z3.Z3_solver_assert(ref, handle, t.as_ast())
             s.add(extra)
-            r = s.check()
+            r = self._timed(s.check)
         except z3.Z3Exception:
             return "unknown"
         return "sat" if r == z3.sat else "unsat" if r == z3.unsat else "unknown"
@@ -324,7 +349,7 @@ class Smt:
             s.add(z3.Implies(lit, self.translate(f)))
         if goal is not None:
             s.add(self.translate(goal))
-        if not self._arm(s) or budget.check(s, lits) != z3.unsat:
+        if not self._arm(s) or self._timed(lambda: budget.check(s, lits)) != z3.unsat:
             return None
         core = {str(c) for c in s.unsat_core()}
         chosen = [i for i in range(len(facts)) if f"__fact{i}" in core]
@@ -332,7 +357,7 @@ class Smt:
             if not self._arm(s):
                 break
             trial = [j for j in chosen if j != i]
-            r = budget.check(s, [lits[j] for j in trial])
+            r = self._timed(lambda: budget.check(s, [lits[j] for j in trial]))
             if r == z3.unsat:
                 chosen = trial
             elif budget.left <= 0:
@@ -362,7 +387,7 @@ class Smt:
             try:
                 if t is not None:
                     s.add(term <= t)
-                r = budget.check(s, [])
+                r = self._timed(lambda: budget.check(s, []))
                 if r == z3.unsat:
                     return ("unsat", None)
                 value = s.model().eval(term, model_completion=True) if r == z3.sat else None
@@ -373,8 +398,17 @@ class Smt:
         return probe
 
     # -- the deadline ------------------------------------------------------------------------
+    def _timed(self, query: Callable[[], _T]) -> _T:
+        """Run one Z3 query, charging its wall time to the deadline's Z3 allowance."""
+        start = time.perf_counter()
+        try:
+            return query()
+        finally:
+            self.deadline.charge(time.perf_counter() - start)
+
     def _arm(self, s: z3.Solver) -> bool:
-        """Give a query solver the time left until the deadline; False when none is left."""
+        """Give a query solver the time left (deadline, per-query and total Z3 allowance);
+        False when none is left."""
         ms = self.deadline.timeout_ms()
         if ms is None:
             return True
@@ -383,8 +417,8 @@ class Smt:
 
     def _arm_live(self, s: z3.Solver) -> bool:
         """:meth:`_arm` for the incremental solver, which outlives deadlines: its timeout is
-        lifted again once no deadline is set."""
-        if self.deadline.until is None:
+        lifted again once no limit is set."""
+        if self.deadline.timeout_ms() is None:
             if self._live_timed:
                 s.set("timeout", NO_TIMEOUT)
                 self._live_timed = False

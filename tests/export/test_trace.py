@@ -92,3 +92,13 @@ def test_the_bridge_is_only_a_decider() -> None:
     hooks = {"attach", "on_symbol", "on_specialize", "on_range_update", "on_constraint_violation",
              "on_guard", "on_static", "on_neutral"}
     assert public == hooks | {"trace", "declaring"}
+
+
+def test_an_export_gives_its_solver_the_z3_limits() -> None:
+    """Each trace's solver (and its replicas) runs Z3 within one allowance: a query at most
+    ``Z3_QUERY_SECONDS``, all of them ``Z3_EXPORT_SECONDS`` (tests/solver/test_z3_allowance.py)."""
+    from export.guards import Z3_EXPORT_SECONDS, Z3_QUERY_SECONDS, export_deadline
+
+    d = export_deadline()
+    assert (d.query_seconds, d.z3_seconds, d.used) == (Z3_QUERY_SECONDS, Z3_EXPORT_SECONDS, 0.0)
+    assert d.timeout_ms() == int(Z3_QUERY_SECONDS * 1000)

@@ -103,6 +103,11 @@ def test_bounded_decide_bounds_and_assume_are_exact(case):
         feasible = after
     live = [i for i, ok in enumerate(feasible) if ok]
     expected = truth_of([bool(rel_vals[i]) for i in live])
+    cheap = s.decide(rel, cheap=True)  # the stages before witnesses/Z3: right or UNKNOWN
+    COUNTS["bounded: cheap decisions (stages before Z3)"] += 1
+    COUNTS["bounded: cheap decisions answered"] += cheap is not Truth.UNKNOWN
+    COUNTS["bounded: cheap decisions wrong"] += cheap not in (expected, Truth.UNKNOWN)
+    assert cheap in (expected, Truth.UNKNOWN), "decide(cheap=True): " + _repro(ranges, hints, added, rel)
     got = s.decide(rel)
     COUNTS["bounded: decide cases"] += 1
     COUNTS["bounded: wrong or UNKNOWN-where-decided answers"] += got is not expected
@@ -321,7 +326,9 @@ def test_unbounded_against_independent_z3(case):
             pytest.fail(f"assume({f}) rejected, oracle says satisfiable: ranges={ranges} facts={fs}")
         oracle.add(f)
     expected = oracle.decide(rel)
+    cheap = s.decide(rel, cheap=True)
     got = s.decide(rel)
+    assert cheap in (got, Truth.UNKNOWN), f"cheap {cheap} vs full {got}: ranges={ranges} facts={fs} rel={rel}"
     COUNTS["unbounded: decide cases"] += 1
     if expected is None:
         COUNTS["unbounded: oracle unknown (skipped)"] += 1

@@ -64,7 +64,6 @@ def dim_symbol_name(d: InputDim) -> str:
     return f"{base}_size{d.dim}"
 
 
-
 Z3_QUERY_SECONDS = 1.0
 """Each Z3 query of an export stops after this long (answers UNKNOWN: sound)."""
 Z3_EXPORT_SECONDS = 10.0
@@ -77,6 +76,7 @@ asks dozens of nonlinear floor/mod questions that Z3 can chase for minutes each.
 def export_deadline() -> Deadline:
     """The Z3 limits of one trace (:data:`Z3_QUERY_SECONDS`, :data:`Z3_EXPORT_SECONDS`)."""
     return Deadline(query_seconds=Z3_QUERY_SECONDS, z3_seconds=Z3_EXPORT_SECONDS)
+
 
 @dataclass
 class _Counts:

@@ -50,6 +50,7 @@ _PIPELINE: tuple[tuple[str, Stage], ...] = (
 # after the congruences folded Mod/FloorDiv away
 _FOLDED: tuple[tuple[str, Stage], ...] = (
     ("congruence", stages.by_constant), ("congruence", stages.by_interval), ("congruence", stages.by_congruence))
+_SKIPPED = "skipped"  # the label of a cheap decision that stopped before the witness/Z3 stage
 
 
 def decide(st: State, rel: object, *, cheap: bool = False) -> Truth:
@@ -76,9 +77,6 @@ def decide(st: State, rel: object, *, cheap: bool = False) -> Truth:
             return truth
     (st.memo.open if truth is Truth.UNKNOWN else st.memo.answers)[rel] = truth
     return truth
-
-
-_SKIPPED = "skipped"  # the label of a cheap decision that stopped before the witness/Z3 stage
 
 
 def _decide_fast(st: State, rel: object) -> Truth | None:

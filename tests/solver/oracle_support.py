@@ -67,6 +67,51 @@ def values(expr: sympy.Basic, points: list[dict[sympy.Symbol, int]]) -> list[obj
         return None
 
 
+class Box:
+    """Brute force over fixed points, remembering where each relation holds.
+
+    The oracle tests grow their problems one fact at a time and check after every step, so
+    the same facts are evaluated again and again; here each distinct relation is evaluated
+    once per point (with :func:`shapes.evaluate`, as before) and the feasible points of a
+    fact list are the intersection of its facts' sets.
+
+    >>> x = SYMS[0]
+    >>> b = Box(box([(0, 5)]))
+    >>> [p[x] for p in b.feasible([sympy.Ge(x, 2), sympy.Ne(x, 4)])]
+    [2, 3, 5]
+    >>> b.truth([sympy.Ge(x, 2)], sympy.Ge(x, 1)), b.truth([sympy.Ge(x, 2)], sympy.Eq(x, 3))
+    (<Truth.TRUE: 'true'>, <Truth.UNKNOWN: 'unknown'>)
+    """
+
+    def __init__(self, points: Sequence[dict[sympy.Symbol, int]]) -> None:
+        self.points = list(points)
+        self._all = frozenset(range(len(self.points)))
+        self._holds: dict[sympy.Basic, frozenset[int]] = {}
+
+    def holds(self, rel: sympy.Basic) -> frozenset[int]:
+        """The indices of the points where ``rel`` holds."""
+        got = self._holds.get(rel)
+        if got is None:
+            got = self._holds[rel] = frozenset(i for i, p in enumerate(self.points) if evaluate(rel, p))
+        return got
+
+    def feasible_ids(self, facts: Sequence[sympy.Basic]) -> frozenset[int]:
+        ids = self._all
+        for f in facts:
+            ids = ids & self.holds(f)
+        return ids
+
+    def feasible(self, facts: Sequence[sympy.Basic]) -> list[dict[sympy.Symbol, int]]:
+        """The points where every fact holds, in the box's order."""
+        return [self.points[i] for i in sorted(self.feasible_ids(facts))]
+
+    def truth(self, facts: Sequence[sympy.Basic], q: sympy.Basic) -> Truth:
+        """``q`` over the feasible points of ``facts``, as :func:`truth_of` tells it."""
+        ids = self.feasible_ids(facts)
+        yes = ids & self.holds(q)
+        return truth_of([True] * bool(yes) + [False] * bool(ids - yes))
+
+
 def truth_of(bools: Sequence[bool]) -> Truth:
     """TRUE / FALSE when every feasible point agrees, else UNKNOWN (vacuous -> TRUE)."""
     seen = set(bools)

@@ -13,12 +13,13 @@ import random
 
 import sympy
 
-from oracle_support import COUNTS
-from shapes import evaluate, int_symbol
+from oracle_support import COUNTS, Box
+from shapes import int_symbol
 from solver import ContradictionError, Solver
 
 SYMS = [int_symbol(f"c{i}") for i in range(5)]
 LO, HI = -2, 6
+BOX = Box([dict(zip(SYMS, v)) for v in itertools.product(range(LO, HI + 1), repeat=len(SYMS))])
 CASES = 120
 
 
@@ -31,8 +32,7 @@ def _fact(rng: random.Random) -> sympy.Basic:
 
 def _check(s: Solver, facts: list[sympy.Basic]) -> None:
     st = s._state  # noqa: SLF001 - engine state under test
-    box = itertools.product(range(LO, HI + 1), repeat=len(SYMS))
-    feasible = [p for p in (dict(zip(SYMS, v)) for v in box) if all(evaluate(f, p) for f in facts)]
+    feasible = BOX.feasible(facts)
     for leader in {st.uf.find(x)[0] for x in SYMS}:
         got = st.class_members(leader)
         assert got == tuple((m, *st.uf.find(m)[1:]) for m in st.uf.members(leader)), (facts, leader)

@@ -21,14 +21,14 @@ import pytest
 import sympy
 import z3
 
-from oracle_support import COUNTS, HINTED_KINDS, fact_at_hint, truth_of
+from oracle_support import COUNTS, HINTED_KINDS, Box, fact_at_hint, truth_of
 from shapes import evaluate, int_symbol
 from solver import ContradictionError, Solver, Truth, local, narrowing, pipeline
 
 SYMS = [int_symbol(f"w{i}") for i in range(4)]
 BOX = range(0, 7)
 CASES = 120
-POINTS = [dict(zip(SYMS, p)) for p in itertools.product(BOX, repeat=len(SYMS))]
+POINTS = Box([dict(zip(SYMS, p)) for p in itertools.product(BOX, repeat=len(SYMS))])
 
 
 def _fact(rng: random.Random, hint: dict[sympy.Symbol, int], kind: str) -> sympy.Basic:
@@ -70,7 +70,7 @@ def _solver(hint: dict[sympy.Symbol, int], facts: list[sympy.Basic]) -> Solver:
 
 
 def _brute(facts: list[sympy.Basic], q: sympy.Basic) -> Truth:
-    return truth_of([bool(evaluate(q, p)) for p in POINTS if all(evaluate(f, p) for f in facts)])
+    return POINTS.truth(facts, q)
 
 
 def _check(s: Solver, hint: dict[sympy.Symbol, int], facts: list[sympy.Basic], questions: list[sympy.Basic],

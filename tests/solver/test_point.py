@@ -19,13 +19,13 @@ import random
 
 import sympy
 
-from oracle_support import COUNTS, truth_of
+from oracle_support import COUNTS, Box
 from shapes import FloorDiv, evaluate, int_symbol
 from solver import ContradictionError, Solver, Truth
 
 SYMS = [int_symbol(f"p{i}") for i in range(4)]
 LO, HI = -2, 5
-BOX = [dict(zip(SYMS, p)) for p in itertools.product(range(LO, HI + 1), repeat=len(SYMS))]
+BOX = Box([dict(zip(SYMS, p)) for p in itertools.product(range(LO, HI + 1), repeat=len(SYMS))])
 CASES = 250
 
 
@@ -46,10 +46,6 @@ def _question(rng: random.Random) -> sympy.Basic:
     k = rng.randint(LO, HI)
     return rng.choice([sympy.Ge(a, k), sympy.Le(a, b), sympy.Eq(a, b), sympy.Ne(a, k), sympy.Ge(a + b, k),
                        sympy.Eq(a * b, k)])
-
-
-def _feasible(facts: list[sympy.Basic]) -> list[dict]:
-    return [p for p in BOX if all(evaluate(f, p) for f in facts)]
 
 
 def _check_point(s: Solver, facts: list[sympy.Basic]) -> bool:
@@ -78,7 +74,7 @@ def _run(seed: int) -> None:
         try:
             cm.__enter__() if cm is not None else s.assume(f)
         except ContradictionError:
-            assert not _feasible(facts + [f]), (seed, facts, f)
+            assert not BOX.feasible_ids(facts + [f]), (seed, facts, f)
             assert (st.hints, st.hints_ok) == saved[1:], seed
             COUNTS["point: refused facts"] += 1
             continue
@@ -90,7 +86,7 @@ def _run(seed: int) -> None:
         elif held:
             COUNTS["point: points dropped"] += 1
         for q in [_question(rng) for _ in range(2)]:
-            want = truth_of([bool(evaluate(q, p)) for p in _feasible(facts)])
+            want = BOX.truth(facts, q)
             got = s.decide(q)
             assert got is Truth.UNKNOWN or got is want, (seed, facts, q, got, want)
             COUNTS["point: questions"] += 1

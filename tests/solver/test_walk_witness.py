@@ -18,14 +18,14 @@ from collections import Counter
 import pytest
 import sympy
 
-from oracle_support import COUNTS, truth_of
+from oracle_support import COUNTS, Box
 from shapes import evaluate, int_symbol
 from shapes.relation import negate
 from solver import ContradictionError, Solver, Truth, pipeline, point
 
 SYMS = [int_symbol(f"w{i}") for i in range(4)]
 LO, HI = -3, 6
-BOX = [dict(zip(SYMS, p)) for p in itertools.product(range(LO, HI + 1), repeat=len(SYMS))]
+BOX = Box([dict(zip(SYMS, p)) for p in itertools.product(range(LO, HI + 1), repeat=len(SYMS))])
 CASES = 160
 
 
@@ -45,10 +45,6 @@ def _target(rng: random.Random) -> sympy.Basic:
     k = rng.randint(LO, HI)
     return rng.choice([sympy.Ge(a, k), sympy.Le(a, k), sympy.Eq(a, b + rng.randint(-4, 4)), sympy.Le(a, b),
                        sympy.Eq(a + b, c + rng.randint(-2, 2)), sympy.Ge(a - b, k), sympy.Ne(a, b)])
-
-
-def _feasible(facts: list[sympy.Basic]) -> list[dict]:
-    return [p for p in BOX if all(evaluate(f, p) for f in facts)]
 
 
 def _check_walks(s: Solver, facts: list[sympy.Basic], rng: random.Random) -> None:
@@ -73,13 +69,12 @@ def _check_walks(s: Solver, facts: list[sympy.Basic], rng: random.Random) -> Non
 
 
 def _check_answers(s: Solver, facts: list[sympy.Basic], rng: random.Random) -> None:
-    feasible = _feasible(facts)
     for _ in range(3):
         q = _target(rng)
         before = Counter(s.stats)
         got = s.decide(q)
         stage = next(iter(Counter(s.stats) - before), "?")
-        want = truth_of([bool(evaluate(q, p)) for p in feasible])
+        want = BOX.truth(facts, q)
         assert got is Truth.UNKNOWN or got is want, (facts, q, got, want)
         if stage == "witness":
             assert want is Truth.UNKNOWN, (facts, q, want)
@@ -99,7 +94,7 @@ def _run(seed: int) -> None:
         try:
             cm.__enter__() if cm is not None else s.assume(f)  # type: ignore[attr-defined]
         except ContradictionError:
-            assert not _feasible(facts + [f]), (seed, facts, f)
+            assert not BOX.feasible_ids(facts + [f]), (seed, facts, f)
             continue
         if cm is not None:
             scopes.append((cm, len(facts)))

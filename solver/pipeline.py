@@ -2,8 +2,9 @@
 
 :func:`decide` answers from the memo, then a fast path (``symbol op integer`` on a clean
 class), then constants, intervals, the union-find's canonical form, the
-:mod:`solver.stages` pipeline (with Mod/FloorDiv folded by the congruences as a second try),
-witnesses next to the example point (one class moved, or several by a repair walk: on a
+:mod:`solver.stages` pipeline (with Mod/FloorDiv folded by the congruences as a second try,
+and as a third the roots held to a residue class written as a multiple of a fresh integer,
+:mod:`solver.reparam`), witnesses next to the example point (one class moved, or several by a repair walk: on a
 large problem the walk of :func:`solver.point.repair`, at most :data:`WITNESS_MOVES` moves),
 refutation by range narrowing (:mod:`solver.narrowing`), Z3 with its resource limit (on a
 large problem, past :data:`FULL_SMT_FACTS` residual facts, Z3 sees only the facts near the
@@ -29,7 +30,7 @@ import sympy
 
 from shapes.errors import UnsupportedExpressionError
 from shapes.relation import BOOL_TYPES, is_relation, negate
-from solver import enumeration, local, narrowing, point, stages
+from solver import enumeration, local, narrowing, point, reparam, stages
 from solver.stages import Question, Stage
 from solver.state import State
 from solver.truth import Truth
@@ -151,6 +152,9 @@ def _decide(st: State, rel: sympy.Basic, cheap: bool = False) -> tuple[Truth, st
         folded = stages.fold_modular(q.lhs, st.cong_lookup)
         if folded is not q.lhs:
             found = _run(st, _FOLDED, Question(q.op, folded))
+    if found is None:
+        t = reparam.by_reparametrized(q, st.view)
+        found = None if t is None else (t, "congruence")
     if found is not None:
         return found
     return (Truth.UNKNOWN, _SKIPPED) if cheap else _decide_smt(st, rel)

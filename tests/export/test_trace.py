@@ -14,6 +14,7 @@ import export
 from export.api import traced
 from export.guards import SolverBridge
 from export.trace import FLOOR_OP, POSITIVE_OP, Trace
+from solver import Deadline
 
 
 class Pair(torch.nn.Module):
@@ -102,3 +103,33 @@ def test_an_export_gives_its_solver_the_z3_limits() -> None:
     d = export_deadline()
     assert (d.query_seconds, d.z3_seconds, d.used) == (Z3_QUERY_SECONDS, Z3_EXPORT_SECONDS, 0.0)
     assert d.timeout_ms() == int(Z3_QUERY_SECONDS * 1000)
+
+
+
+class Windows(torch.nn.Module):
+    """Swin's shape in small: a branch on the smaller merged size of a patched image."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        rows = min((x.shape[1] // 4 + 1) // 2, (x.shape[2] // 4 + 1) // 2)
+        if rows <= 4:
+            return x * 2
+        return x + 1
+
+
+def test_a_min_guard_bounds_each_dim_without_z3(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With the trace's Z3 allowance spent (as Swin's is), ``min(h', w') > 4`` still gives
+    each dim its bound (``h >= 36``, ``w >= 36``) as a Dim: the fact splits into one fact per
+    dim, which the union-find takes; no ``torch._check`` line."""
+    import export.guards as guards
+
+    def spent() -> Deadline:
+        d = Deadline(query_seconds=guards.Z3_QUERY_SECONDS, z3_seconds=guards.Z3_EXPORT_SECONDS)
+        d.charge(guards.Z3_EXPORT_SECONDS)
+        return d
+
+    monkeypatch.setattr(guards, "export_deadline", spent)
+    with pytest.raises(export.ConstraintViolationError) as info:
+        export.export(Windows(), (torch.randn(2, 64, 48),), dynamic_shapes={"x": {1: Dim("h"), 2: Dim("w")}})
+    fixes = info.value.fixes
+    assert fixes.checks == () and fixes.verified, fixes.render()
+    assert "Dim('h', min=36)" in fixes.modern and "Dim('w', min=36)" in fixes.modern, fixes.modern

@@ -14,14 +14,15 @@ from contextlib import ExitStack
 
 import sympy
 
-from export.trace import SPECIALIZED_OP, Trace
+from export.trace import SPECIALIZED_OP, Trace, spec_or_positive
 from shapes.expr import FloorDiv
-from solver import Fact, SolverError, Truth
+from solver import Fact, Solver, SolverError, Truth
 
 __all__ = ["irredundant", "MAX_FACTS"]
 
 MAX_FACTS = 12
-"""Above this many violated facts every one is kept (each check assumes all the others)."""
+"""Above this many violated facts, the quadratic pass (each check assumes all the others)
+gives way to :func:`_simplest_first`."""
 
 
 def irredundant(facts: list[Fact], trace: Trace) -> list[Fact]:
@@ -41,8 +42,11 @@ def irredundant(facts: list[Fact], trace: Trace) -> list[Fact]:
     True
     """
     candidates = [f for f in facts if not (f.reason.op or "").startswith(SPECIALIZED_OP)]
-    if len(candidates) < 2 or len(facts) > MAX_FACTS:
+    if len(candidates) < 2:
         return facts
+    if len(facts) > MAX_FACTS:  # with torch's sizes >= 1 (what every program enforces)
+        positive = trace.solver.replica(kinds=("spec", "trace_assumption"), keep=spec_or_positive)
+        return _simplest_first(facts, candidates, positive)
     spec = trace.solver.replica(kinds=("spec",))
     kept = list(facts)
     for f in sorted(candidates, key=_weight, reverse=True):
@@ -57,6 +61,24 @@ def irredundant(facts: list[Fact], trace: Trace) -> list[Fact]:
         if implied:
             kept.remove(f)
     return kept
+
+
+def _simplest_first(facts: list[Fact], candidates: list[Fact], spec: Solver) -> list[Fact]:
+    """Past :data:`MAX_FACTS`: the candidates from the shortest up, each dropped when the spec
+    and the shorter ones kept so far imply it (one question per fact, each kept one assumed
+    once). A windowed model's long derived guards (Swin's window views) follow from its short
+    ones (``h % 4 == 0``, ``h // 4 % 2 != 1``, ...), which are the causes worth reading."""
+    dropped: set[int] = set()
+    with ExitStack() as stack:
+        for f in sorted(candidates, key=lambda f: (len(str(f.rel)), str(f.rel))):
+            try:
+                if spec.decide(f.rel) is Truth.TRUE:
+                    dropped.add(id(f))
+                    continue
+                stack.enter_context(spec.assuming(f.rel, f.reason))
+            except SolverError:
+                return facts  # the violations contradict each other: keep every cause
+    return [f for f in facts if id(f) not in dropped]
 
 
 def _weight(f: Fact) -> tuple[int, int, str]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import sympy
 
-from export.trace import POSITIVE_OP, Trace
+from export.trace import Trace, spec_or_positive
 from solver import Fact, Reason, Solver, SolverError, Truth
 
 __all__ = ["congruence_words"]
@@ -37,13 +37,13 @@ def congruence_words(trace: Trace, facts: list[Fact]) -> list[str] | None:
     """
     kinds = ("spec", "trace_assumption")
     try:
-        spec = trace.solver.replica(kinds=kinds, keep=_positive)
+        spec = trace.solver.replica(kinds=kinds, keep=spec_or_positive)
         before = set(spec.congruences())
-        found = trace.solver.replica(kinds=kinds, keep=_positive, extra=tuple((f.rel, f.reason) for f in facts))
+        found = trace.solver.replica(kinds=kinds, keep=spec_or_positive, extra=tuple((f.rel, f.reason) for f in facts))
         new = [c for c in found.congruences() if c not in before]
         if not new:
             return None
-        back = trace.solver.replica(kinds=kinds, keep=_positive, extra=tuple(
+        back = trace.solver.replica(kinds=kinds, keep=spec_or_positive, extra=tuple(
             (sympy.Eq(sympy.Mod(root, m), r), Reason("guard", f"{root} % {m} == {r}", None, None))
             for root, m, r in new))
         if any(back.decide(f.rel) is not Truth.TRUE for f in facts):
@@ -57,11 +57,6 @@ def congruence_words(trace: Trace, facts: list[Fact]) -> list[str] | None:
         return words
     except SolverError:
         return None
-
-
-def _positive(fact: Fact) -> bool:
-    """The spec's facts and torch's sizes-are-positive assumption (no ``>= 2`` floor)."""
-    return fact.reason.kind == "spec" or fact.reason.op == POSITIVE_OP
 
 
 def _input_dim_named(trace: Trace, spec: Solver, root: sympy.Symbol) -> str | None:

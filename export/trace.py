@@ -38,7 +38,7 @@ from shapes.relation import is_relation
 from shapes.spec import InputDim
 from solver import Fact, Solver
 
-__all__ = ["Trace", "TraceStats", "FLOOR_OP", "POSITIVE_OP", "SPECIALIZED_OP", "frozen_map"]
+__all__ = ["Trace", "TraceStats", "FLOOR_OP", "POSITIVE_OP", "SPECIALIZED_OP", "frozen_map", "spec_or_positive"]
 
 K = TypeVar("K")
 V = TypeVar("V")
@@ -49,6 +49,12 @@ POSITIVE_OP = "torch's size symbols are positive: sympy folds s == 0 to False un
 """The op of the ``>= 1`` assumption every size symbol of torch carries."""
 SPECIALIZED_OP = "torch specialized"
 """The start of the op of torch's specialization of a dim to its example size (0/1, static)."""
+
+
+def spec_or_positive(fact: Fact) -> bool:
+    """The spec's facts and torch's sizes-are-positive assumption (no ``>= 2`` floor): what
+    holds for every size a program of the spec runs, for a replica's ``keep``."""
+    return fact.reason.kind == "spec" or fact.reason.op == POSITIVE_OP
 
 
 def frozen_map(d: Mapping[K, V]) -> Mapping[K, V]:

@@ -40,3 +40,36 @@ def test_implied_causes_are_dropped(name: str, model: type[torch.nn.Module], arg
     fixed = info.value.fixes.apply(spec)
     ep = export.export(model(), args, dynamic_shapes=fixed)
     assert torch.equal(ep.module()(*args), model()(*args))
+
+
+def test_past_max_facts_the_short_causes_stay_and_what_they_imply_goes() -> None:
+    """More than ``MAX_FACTS`` violations (Swin's window guards): the shortest are kept, and a
+    longer one goes when the spec and the kept ones imply it (here: ``h = 0 (mod 32)`` and
+    ``h >= 64`` follow from the short guards, and every window guard from those; a short one
+    another short one implies goes too)."""
+    import types
+
+    import sympy
+
+    from export.redundant import MAX_FACTS, irredundant
+    from shapes import FloorDiv
+    from solver import Fact, Reason, Solver
+
+    s = Solver()
+    h = s.symbol("h", 0, None, hint=64)
+    quarter, merged = FloorDiv(h, 4), FloorDiv(FloorDiv(h, 4) + 1, 2)
+    short = [sympy.Eq(sympy.Mod(h, 4), 0), sympy.Ne(sympy.Mod(quarter, 2), 1),
+             sympy.Le(sympy.Mod(3 * quarter, 4), 0), sympy.Le(sympy.Mod(3 * merged, 4), 0), sympy.Gt(merged, 4)]
+    long = []
+    for size in (quarter, merged):
+        padded = size + sympy.Mod(3 * size, 4)
+        long += [sympy.Eq(sympy.Mod(padded, FloorDiv(padded, 4)), 0), sympy.Eq(FloorDiv(padded, FloorDiv(padded, 4)), 4),
+                 sympy.Eq(4 * FloorDiv(padded, 4), padded), sympy.Ne(FloorDiv(padded, 4), 0),
+                 sympy.Eq(FloorDiv(padded, 4) * FloorDiv(padded, FloorDiv(padded, 4)), padded),
+                 sympy.Ge(FloorDiv(padded, 4) * FloorDiv(padded, 4), 4)]
+    rels = long[:6] + short + long[6:]
+    facts = [Fact(r, Reason.guard(str(r), f"swin.py:{i}"), i) for i, r in enumerate(rels)]
+    assert len(facts) > MAX_FACTS
+    kept = [f.rel for f in irredundant(facts, types.SimpleNamespace(solver=s))]  # type: ignore[arg-type]
+    assert kept == [r for r in short if r in kept] and len(kept) >= 4, kept  # only short ones, in order
+    assert sympy.Gt(merged, 4) in kept and sympy.Eq(sympy.Mod(h, 4), 0) in kept, kept

@@ -149,7 +149,10 @@ def _decide(st: State, rel: sympy.Basic, cheap: bool = False) -> tuple[Truth, st
     q = st.normal_form(rooted)
     found = _run(st, _PIPELINE, q)
     if found is None:
-        folded = stages.fold_modular(q.lhs, st.cong_lookup)
+        try:
+            folded = stages.fold_modular(q.lhs, st.cong_lookup)
+        except ArithmeticError:  # a divisor the congruences make 0: nothing folds
+            folded = q.lhs
         if folded is not q.lhs:
             found = _run(st, _FOLDED, Question(q.op, folded))
     if found is None:

@@ -24,6 +24,8 @@ that run on the result (their view of ``t`` over-approximates, so an UNKNOWN say
 <Truth.TRUE: 'true'>
 >>> by_reparametrized(q, View.of({h: (32, 10**6)})) is None      # no class: nothing to substitute
 True
+>>> by_reparametrized(Question("==", FloorDiv(p, sympy.Mod(h, 32))), View.of({h: (32, 10**6)}, {h: (32, 0)})) is None
+True
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from fractions import Fraction
 
 import sympy
 
+from shapes.errors import UnsupportedExpressionError
 from shapes.expr import FloorDiv
 from solver import stages
 from solver.interval import Interval, ceil, floor
@@ -75,13 +78,18 @@ def reparametrize(q: Question, view: View) -> tuple[Question, View] | None:
     if not subs:
         return None
     lookup = ranges.__getitem__
-    e = sympy.expand(d.xreplace(subs))
-    for _ in range(ROUNDS):
-        new = stages.simplify_minmax(stages.cancel_common_factors(e, lookup), lookup)
-        if new == e:
-            break
-        e = sympy.expand(new)
-    op, e = stages.normalize(q.op, e, lookup)
+    try:
+        e = sympy.expand(d.xreplace(subs))
+        for _ in range(ROUNDS):
+            new = stages.simplify_minmax(stages.cancel_common_factors(e, lookup), lookup)
+            if new == e:
+                break
+            e = sympy.expand(new)
+        op, e = stages.normalize(q.op, e, lookup)
+    except (ArithmeticError, UnsupportedExpressionError):  # a divisor the class makes 0: no answer here
+        return None
+    if e.has(sympy.nan, sympy.zoo):
+        return None
     return Question(op, e), View.of(ranges, congs)
 
 

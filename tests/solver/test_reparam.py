@@ -122,3 +122,13 @@ def test_swin_window_guards(m, want):
     else:  # h = 16 (mod 32): the merged stage has 2*odd rows, padded; every answer stays honest
         assert got[:3] == [Truth.TRUE] * 3 and got[5] is not Truth.TRUE
         assert all(evaluate(r, {h: 48}) or g is not Truth.TRUE for r, g in zip(_swin_padding(h), got))
+
+
+def test_a_divisor_the_class_makes_zero_is_no_crash():
+    """``x // (h % 32)`` under ``h = 0 (mod 32)`` divides by zero wherever it is asked: the
+    folds and the substitution give no answer (before, ``fold_modular`` raised out of decide)."""
+    s = Solver()
+    h, x = s.symbol("h", 32, 1000), s.symbol("x", 0, 10)
+    s.assume(sympy.Eq(sympy.Mod(h, 32), 0))
+    for e in (FloorDiv(x, sympy.Mod(h, 32)), sympy.Mod(x, sympy.Mod(h, 32))):
+        assert s.decide(sympy.Eq(e, 0)) is Truth.UNKNOWN

@@ -6,6 +6,7 @@ example inputs are bound to the argument names). Fixes are data until this step.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -118,6 +119,14 @@ def render_checks(checks: tuple[sympy.Basic, ...], names: Mapping[sympy.Symbol, 
     return [f"torch._check({to_python(rel, names)})" for rel in checks]
 
 
+def _divisible(e: sympy.Expr, k: int, names: Mapping[sympy.Symbol, str], negated: bool) -> str:
+    """``e must be divisible by k``, a factor prime to ``k`` left out (``3*t`` is when ``t`` is)."""
+    c, x = e.as_coeff_Mul()
+    if c.is_Integer and x.free_symbols and math.gcd(int(c), k) == 1:
+        e = x
+    return f"{to_python(e, names)} must {'not ' if negated else ''}be divisible by {k}"
+
+
 def plain_words(rel: sympy.Basic, names: Mapping[sympy.Symbol, str]) -> str:
     """A guard in words: ``x.size(1) must be divisible by 4``, ``x.size(0) must be <= 5``,
     ``x.size(0) must equal y.size(0)``; otherwise the relation as code.
@@ -130,6 +139,9 @@ def plain_words(rel: sympy.Basic, names: Mapping[sympy.Symbol, str]) -> str:
     'x.size(1) must be divisible by 4'
     >>> plain_words(sympy.Ge(5 - t, 0), {t: "x.size(0)"})
     'x.size(0) must be <= 5'
+    >>> from shapes import FloorDiv
+    >>> plain_words(sympy.Ge(-sympy.Mod(3 * FloorDiv(t, 4), 4), 0), {t: "x.size(2)"})  # Swin's window padding
+    'x.size(2) // 4 must be divisible by 4'
     """
     if not isinstance(rel, (sympy.Eq, sympy.Ne, sympy.Ge)) or rel.rhs != 0:
         return to_python(rel, names)
@@ -137,12 +149,16 @@ def plain_words(rel: sympy.Basic, names: Mapping[sympy.Symbol, str]) -> str:
     op = {sympy.Eq: "==", sympy.Ne: "!=", sympy.Ge: ">="}[type(rel)]
     const, rest = d.as_coeff_Add()
     if isinstance(rest, sympy.Mod) and rest.args[1].is_Integer and op in ("==", "!="):
-        e, k = to_python(rest.args[0], names), int(rest.args[1])
+        k = int(rest.args[1])
         target = -int(const)
-        if target == 0:
-            return f"{e} must {'' if op == '==' else 'not '}be divisible by {k}"
+        if target == 0 and k > 0:
+            return _divisible(rest.args[0], k, names, op == "!=")
         return f"{to_python(rest, names)} must {'' if op == '==' else 'not '}be {target}"
     terms = sympy.Add.make_args(rest)
+    if op == ">=" and const == 0 and len(terms) == 1:  # -Mod(e, k) >= 0: the remainder is 0
+        c, x = rest.as_coeff_Mul()
+        if c.is_Integer and c < 0 and isinstance(x, sympy.Mod) and x.args[1].is_Integer and int(x.args[1]) > 0:
+            return _divisible(x.args[0], int(x.args[1]), names, False)
     if len(terms) == 1:
         c, x = rest.as_coeff_Mul()
         if c.is_Integer and x.free_symbols:

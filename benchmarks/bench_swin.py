@@ -18,8 +18,8 @@ Measured (2026-12-02, torch 2.13, a 2-core machine with a test or CI run beside 
 * symshape before this session's solver work: 228-261 s, 34 causes in 300 KB (window-view
   guards thousands of characters long), fix ``32*_h`` plus a dozen ``torch._check`` lines of
   several KB each, not verified without them.
-* symshape now: 158-205 s, 5 root causes in 1.7 KB (``h % 4``, the window padding ``3 * (h //
-  4) % 4 <= 0`` at both stages, the merged size ``>= 5``), fix ``32 * _h`` with ``_h =
+* symshape now: 158-205 s, 5 root causes in 1.7 KB (``h`` divisible by 4, the window padding:
+  ``h // 4`` and ``(h // 4 + 1) // 2`` divisible by 4, the merged size ``>= 5``), fix ``32 * _h`` with ``_h =
   Dim('_h', min=2)``, no check, verified and offered as a program (``err.fixes.program``) that
   runs exactly the sizes torch's fixed program runs (64, 96, 128; 36, 40, 48, 80 refused by
   both), said up front. In one run side by side: 164.6 s against torch's 61.4 s + 27.9 s for

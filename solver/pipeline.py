@@ -4,8 +4,9 @@
 class), then constants, intervals, the union-find's canonical form, the
 :mod:`solver.stages` pipeline (with Mod/FloorDiv folded by the congruences as a second try,
 and as a third the roots held to a residue class written as a multiple of a fresh integer,
-:mod:`solver.reparam`), witnesses next to the example point (one class moved, or several by a repair walk: on a
-large problem the walk of :func:`solver.point.repair`, at most :data:`WITNESS_MOVES` moves),
+:mod:`solver.reparam`), witnesses next to the example point (one class moved, or several by
+a repair walk: on a large problem the walk of :func:`solver.point.repair`, at most
+:data:`WITNESS_MOVES` moves),
 refutation by range narrowing (:mod:`solver.narrowing`), Z3 with its resource limit (on a
 large problem, past :data:`FULL_SMT_FACTS` residual facts, Z3 sees only the facts near the
 question, see :mod:`solver.local`: then only its unsat answers count, and the rest is UNKNOWN,

@@ -155,15 +155,14 @@ def plain_words(rel: sympy.Basic, names: Mapping[sympy.Symbol, str]) -> str:
             return _divisible(rest.args[0], k, names, op == "!=")
         return f"{to_python(rest, names)} must {'' if op == '==' else 'not '}be {target}"
     terms = sympy.Add.make_args(rest)
-    if op == ">=" and const == 0 and len(terms) == 1:  # -Mod(e, k) >= 0: the remainder is 0
-        c, x = rest.as_coeff_Mul()
-        if c.is_Integer and c < 0 and isinstance(x, sympy.Mod) and x.args[1].is_Integer and int(x.args[1]) > 0:
-            return _divisible(x.args[0], int(x.args[1]), names, False)
     if len(terms) == 1:
         c, x = rest.as_coeff_Mul()
         if c.is_Integer and x.free_symbols:
             shown = to_python(x, names)
             value = sympy.Rational(-const, c)
+            if op == ">=" and value == 0 and c < 0 and isinstance(x, sympy.Mod) and x.args[1].is_Integer \
+                    and int(x.args[1]) > 0:  # Mod(e, k) <= 0: the remainder is 0
+                return _divisible(x.args[0], int(x.args[1]), names, False)
             if op == ">=":
                 bound = sympy.ceiling(value) if c > 0 else sympy.floor(value)
                 return f"{shown} must be {'>=' if c > 0 else '<='} {bound}"

@@ -150,10 +150,7 @@ def _decide(st: State, rel: sympy.Basic, cheap: bool = False) -> tuple[Truth, st
     q = st.normal_form(rooted)
     found = _run(st, _PIPELINE, q)
     if found is None:
-        try:
-            folded = stages.fold_modular(q.lhs, st.cong_lookup)
-        except ArithmeticError:  # a divisor the congruences make 0: nothing folds
-            folded = q.lhs
+        folded = stages.fold_modular(q.lhs, st.cong_lookup)
         if folded is not q.lhs:
             found = _run(st, _FOLDED, Question(q.op, folded))
     if found is None:

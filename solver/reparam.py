@@ -57,8 +57,8 @@ def _fresh_range(r: Interval, m: int, c: int) -> Interval:
 
 def reparametrize(q: Question, view: View) -> tuple[Question, View] | None:
     """``q`` with every root in a nontrivial class replaced by ``m*t + c`` and simplified,
-    and the view of its symbols (fresh ranges, the other roots as before); None when no
-    root of ``q`` is in a class, or the result still has the division it started with."""
+    and the view of its symbols (fresh ranges, the other roots as before); None when ``q``
+    has no ``Mod``/``FloorDiv``, no root of it is in a class, or a divisor becomes 0."""
     d = q.lhs - q.rhs
     if not d.has(FloorDiv, sympy.Mod):
         return None

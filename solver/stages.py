@@ -285,7 +285,8 @@ def fold_modular(d: sympy.Expr, cong_of: Callable[[sympy.Symbol], cg.Congruence]
     """Replace ``Mod(e, k)`` / ``FloorDiv(e, k)`` whose value mod k the congruences determine.
 
     ``Mod(e, k)`` becomes the constant residue and ``FloorDiv(e, k)`` the exact
-    ``(e - residue) / k``. Returns ``d`` unchanged when nothing folds.
+    ``(e - residue) / k``. Returns ``d`` unchanged when nothing folds, or when a fold would
+    divide by zero.
     """
     if not d.has(sympy.Mod, FloorDiv):
         return d
@@ -314,7 +315,10 @@ def fold_modular(d: sympy.Expr, cong_of: Callable[[sympy.Symbol], cg.Congruence]
                 return sympy.expand((e.args[0] - r) / e.args[1])
         return e
 
-    return sympy.expand(fold(d))
+    try:
+        return sympy.expand(fold(d))
+    except ArithmeticError:  # a divisor the congruences make 0 (x // (h % 32) with h = 0 mod 32)
+        return d
 
 
 def cancel_common_factors(d: sympy.Expr, lookup: Callable[[sympy.Symbol], Interval]) -> sympy.Expr:

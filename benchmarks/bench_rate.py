@@ -19,7 +19,7 @@ Target: >= 1,000 decisions/s (issue 11).
 Measured (CPU time, a 2-core machine shared with other sessions, load 1-2; seed 0):
 with example values, load 3.7-5.2 s, 1,000-1,420/s (55 -> 26 questions undecided by every
 cheap stage and walk); without, load 4.6-6.6 s, 1,200-1,460/s (63 -> 25). Before the
-large-problem walk stage (solver/pipeline.py ``_walked_witness``) the same runs gave
+large-problem walk stage (solver/decide/pipeline.py ``_walked_witness``) the same runs gave
 990-1,240/s and 940-1,140/s. The answers with and without example values are identical
 (seeds 0, 1, 2), and identical to the runs before the walk stage. Seeds 1 and 2 run at
 1,030-1,080/s with example values and 820-1,410/s without while the test suite ran alongside:

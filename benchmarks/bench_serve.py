@@ -12,7 +12,7 @@ over new symbol names, so the live state stays bounded and growth means a leak (
 state kept, caches without bounds). The resident set size of the server (the command's
 process plus its worker process) is sampled after every response; the mean over the first
 and the last 1,000 requests and their ratio are printed. ``--in-process`` measures a
-:class:`solver.protocol.Session` in this process instead (no worker), sampling this
+:class:`solver.service.protocol.Session` in this process instead (no worker), sampling this
 process's RSS. Not a test: it prints figures.
 """
 
@@ -34,7 +34,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if __package__ in (None, ""):
     sys.path.insert(0, str(ROOT))
 
-from solver.protocol import Session  # noqa: E402
+from solver.service.protocol import Session  # noqa: E402
 
 ROUND = 250
 WINDOW = 1000

@@ -32,7 +32,7 @@ Two scale sections (``--scale``, also run by default; ``--no-scale`` skips them)
   then decisions/s and ``bounds`` time on it, each phase under a wall-clock cap (reported).
 
   Figures (the same loaded 2-core machine, one run each, wall time; ratios matter):
-  before the feasible point (solver/point.py), without example values only 8,248 of the
+  before the feasible point (solver/state/point.py), without example values only 8,248 of the
   20,000 facts loaded in the 60 s cap (136/s) and decisions ran at 4/s (49 of 111 to Z3);
   with it, 20,000 facts load in 11.8 s (1,688/s; 9.8 s with example values) with no Z3
   query, decisions run at 112/s (153/s with example values; the same stages decide), and
@@ -73,7 +73,7 @@ from benchmarks.streams import (  # noqa: E402
 )
 from shapes import int_symbol  # noqa: E402
 from solver import Solver  # noqa: E402
-from solver.union_find import UnionFind  # noqa: E402
+from solver.kernel.union_find import UnionFind  # noqa: E402
 
 FULL_SIZES = [(100, 10), (1_000, 10), (1_000, 100), (10_000, 100), (10_000, 1_000), (100_000, 1_000)]
 QUICK_SIZES = [(100, 10), (1_000, 10), (1_000, 100), (10_000, 100)]

@@ -16,7 +16,8 @@ from export._siblings import claim
 claim()
 
 from export.api import constrain_as_size, constrain_as_value, dynamic_dim, export  # noqa: E402
-from export.diagnose import Cause, SuggestedFixes  # noqa: E402
+from export.diagnose.violations import Cause  # noqa: E402
+from export.fixes.suggested import SuggestedFixes  # noqa: E402
 from export.errors import (  # noqa: E402
     ArchiveError,
     ConstraintViolationError,
@@ -26,7 +27,7 @@ from export.errors import (  # noqa: E402
     SymshapeWarning,
     UnsupportedTorchVersionError,
 )
-from export.program import Report, SymshapeProgram, load, save  # noqa: E402
+from export.program.exported import Report, SymshapeProgram, load, save  # noqa: E402
 from shapes.spec import InputDim  # noqa: E402
 
 __all__ = [

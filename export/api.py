@@ -15,17 +15,19 @@ import torch
 from torch.export import ExportedProgram
 
 from export import _torch_compat as tc
-from export.classic import dynamic_dim, from_constraints
-from export.diagnose import Retry, data_dependent_error, violation_error
-from export.dynamic_hints import specialized_error
+from export.spec.classic import dynamic_dim, from_constraints
+from export.diagnose.data_dependent import data_dependent_error
+from export.diagnose.violations import violation_error
+from export.fixes.suggested import Retry
+from export.diagnose.dynamic_hints import specialized_error
 from export.errors import ExportError, InputError, SymshapeWarning
-from export.guards import SolverBridge
-from export.inputs import Inputs, signature_of
-from export.program import SymshapeProgram, finish
-from export.probe import enlarged_inputs
-from export.spec import Spec, from_dynamic_shapes, resolve_dynamic_shapes, torch_dynamic_shapes, validate
-from export.trace import Trace
-from export.zero_one import zero_one
+from export.tracing.bridge import SolverBridge
+from export.spec.inputs import Inputs, signature_of
+from export.program.exported import SymshapeProgram, finish
+from export.diagnose.probe import enlarged_inputs
+from export.spec.dynamic_shapes import Spec, from_dynamic_shapes, resolve_dynamic_shapes, torch_dynamic_shapes, validate
+from export.tracing.trace import Trace
+from export.program.zero_one import zero_one
 from shapes.errors import SpecError
 from shapes.spec import InputDim
 from solver import HintMismatchError
@@ -173,8 +175,8 @@ def traced(
     **torch_options: Any,
 ) -> tuple[ExportedProgram, Trace]:
     """Trace ``f`` as :func:`export` does, without judging: torch's program (its ranges
-    untouched) and the frozen :class:`export.trace.Trace`. For tools and tests that study a
-    trace (e.g. the ``>= 2`` policy, :func:`export.floor_policy.floor_policy`)."""
+    untouched) and the frozen :class:`export.tracing.trace.Trace`. For tools and tests that study a
+    trace (e.g. the ``>= 2`` policy, :func:`export.program.floor_policy.floor_policy`)."""
     opts = TorchOptions.of(strict, torch_options.pop("preserve_module_call_signature", ()),
                            torch_options.pop("prefer_deferred_runtime_asserts_over_guards", False), torch_options)
     inputs = Inputs.bind(f, args, kwargs)

@@ -63,7 +63,7 @@ class ClassicOperatorError(InputError, TypeError):
 class ConstraintViolationError(ExportError):
     """The traced model needs more than the declared spec guarantees.
 
-    ``causes`` lists each root cause once (a :class:`export.diagnose.Cause`); ``fixes``
+    ``causes`` lists each root cause once (a :class:`export.diagnose.violations.Cause`); ``fixes``
     holds the suggested fixes as data (``fixes.apply(spec)`` returns a corrected spec);
     ``guards`` the raw guard facts behind them; ``problem`` the solver problem as JSON.
     """

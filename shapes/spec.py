@@ -4,7 +4,7 @@ Either API (classic ``dynamic_dim`` constraints, torch ``Dim`` objects) becomes 
 *root dims* (named integer variables with ranges) and, per dynamic input dim, a
 :class:`DimDecl` (its value as an expression of root dims, or ``auto``). The classic records
 normalize here (:func:`from_classic`); torch's ``Dim`` objects in the adapter
-``export.spec``.
+``export.spec.dynamic_shapes``.
 
 >>> x, y, z = dynamic_dim("x", 0), dynamic_dim("y", 0), dynamic_dim("z", 0)
 >>> spec = from_classic([x <= 64, x == y, z == 2 * x + 1])
@@ -157,13 +157,27 @@ class Spec:
     decls: tuple[DimDecl, ...]
     checks: tuple[sympy.Basic, ...] = ()
     """Relations a Dim cannot say, assumed as if ``torch._check``-ed in the model (over the
-    input-dim symbols of ``export.guards.dim_symbol_name``); used to verify fixes."""
+    input-dim symbols of ``export.tracing.bridge.dim_symbol_name``); used to verify fixes."""
 
     def root(self, name: str) -> RootDim:
         return next(r for r in self.roots if r.name == name)
 
     def decl(self, d: InputDim) -> DimDecl | None:
         return next((x for x in self.decls if x.dim == d), None)
+
+    def without(self, dims: Iterable[InputDim]) -> Spec:
+        """This spec with ``dims`` made static: their decls dropped, and the roots no decl
+        left uses.
+
+        >>> x, y = dynamic_dim("x", 0), dynamic_dim("y", 0)
+        >>> spec = from_classic([x <= 64, x == y])
+        >>> [str(d.dim) for d in spec.without([InputDim("y", 0)]).decls]
+        ['x.size(0)']
+        """
+        drop = set(dims)
+        decls = tuple(d for d in self.decls if d.dim not in drop)
+        used = {s.name for d in decls if d.expr is not None for s in d.expr.free_symbols}
+        return Spec(self.api, tuple(r for r in self.roots if r.name in used), decls)
 
     def groups(self) -> list[tuple[RootDim, DimDecl | None, list[DimDecl]]]:
         """Per root: the dim that *is* the root (``expr == root``, or None), then the other

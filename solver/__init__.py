@@ -8,8 +8,8 @@ The names in ``__all__`` are the solver's public API: ``export/`` imports from `
 and nothing else (``tests/test_layering.py`` checks it); the submodules are internal.
 """
 
-from solver.codec import from_json, to_json
-from solver.congruence import Congruence, solve_linear
+from solver.service.codec import from_json, to_json
+from solver.kernel.congruence import Congruence, solve_linear
 from solver.engine import Solver
 from solver.errors import (
     ContradictionError,
@@ -32,9 +32,9 @@ from solver.fixes import (
     SpecializeFix,
     suggest,
 )
-from solver.limits import Limits
-from solver.problem import FactSpec, GuardSpec, Problem, SymbolSpec
-from solver.protocol import (
+from solver.service.limits import Limits
+from solver.service.problem import FactSpec, GuardSpec, Problem, SymbolSpec
+from solver.service.protocol import (
     Session,
     answers_from_solver,
     problem_from_solver,
@@ -43,7 +43,7 @@ from solver.protocol import (
     solver_from_problem,
 )
 from solver.records import GuardRecord, SymbolInfo, Violation
-from solver.smt import Deadline
+from solver.kernel.smt import Deadline
 from solver.truth import Fact, Reason, Truth
 
 __all__ = [

@@ -3,7 +3,7 @@
 ``replay`` prints the answers of a saved problem as JSON (exit 0), or one line on stderr and
 exit 2 when the file is missing, malformed or beyond a budget (exit 3, one line, for a bug:
 never a traceback). ``serve`` answers JSON-lines requests from stdin on stdout, one response
-per line (see ``docs/protocol.md``). Both run within :class:`solver.limits.Limits`, set by
+per line (see ``docs/protocol.md``). Both run within :class:`solver.service.limits.Limits`, set by
 the flags below; Z3 queries stop shortly before the time limit (see :func:`time_limit`).
 
 >>> build_parser().parse_args(["replay", "p.json"]).command
@@ -21,11 +21,11 @@ from collections.abc import Sequence
 
 from shapes.errors import ShapesError
 from solver.errors import LimitError, SolverError
-from solver.problem import load_json
-from solver.limits import DEFAULT_LIMITS, Limits, time_limit
-from solver.protocol import replay
-from solver.smt import Deadline
-from solver.worker import call_bounded, serve_guarded
+from solver.service.problem import load_json
+from solver.service.limits import DEFAULT_LIMITS, Limits, time_limit
+from solver.service.protocol import replay
+from solver.kernel.smt import Deadline
+from solver.service.worker import call_bounded, serve_guarded
 
 __all__ = ["build_parser", "main"]
 

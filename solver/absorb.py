@@ -2,13 +2,13 @@
 
 A fact the union-find *absorbs* becomes class data: a link between two classes, a narrowed
 range, a congruence or an excluded value (periodic relations equivalent to those included,
-see :mod:`solver.periodic`). A fact it cannot absorb stays *residual*: recorded for the later
+see :mod:`solver.decide.periodic`). A fact it cannot absorb stays *residual*: recorded for the later
 stages, its classes marked as no longer described exactly by their data, and its linear
-bounds propagated into the class ranges (see :mod:`solver.propagate`). An empty meet is a
+bounds propagated into the class ranges (see :mod:`solver.kernel.propagate`). An empty meet is a
 contradiction, reported with the Z3 unsat core of the facts that cause it.
 
 >>> import sympy
->>> from solver.state import State
+>>> from solver.state.known import State
 >>> st = State(); a = st.declare("a", 0, 100); b = st.declare("b", 0, 100); c = st.declare("c", 1, 9)
 >>> assume(st, sympy.Eq(b, 2 * a + 1))      # a link: b = 2*a + 1
 >>> st.uf.find(b), st.range_lookup(a)
@@ -24,11 +24,14 @@ import math
 import sympy
 
 from shapes.relation import RELATION_TYPES
-from solver import narrowing, periodic, pipeline, point, propagate, stages
-from solver.congruence import solve_linear
+from solver.decide import narrowing, periodic, pipeline, stages
+from shapes.affine import linear_terms
+from solver.state import point
+from solver.kernel import propagate
+from solver.kernel.congruence import solve_linear
 from solver.errors import ContradictionError
-from solver.interval import Interval
-from solver.state import State
+from solver.kernel.interval import Interval
+from solver.state.known import State
 from solver.truth import Reason, Truth
 
 __all__ = ["assume", "add_fact", "contradiction"]
@@ -41,7 +44,7 @@ def assume(st: State, rel: sympy.Basic, reason: Reason | None = None) -> None:
     rel = st.prepare(rel, "fact")
     reason = reason or Reason.spelled("spec", rel)
     # consistent when it holds at the example point (which satisfies every fact so far)
-    # (a repaired one: see solver.point), or when the union-find alone takes it; else ask
+    # (a repaired one: see solver.state.point), or when the union-find alone takes it; else ask
     change = _repaired(st, rel)
     if change is None and not _absorbs_cleanly(st, rel) and pipeline.decide(st, rel) is Truth.FALSE:
         raise contradiction(st, rel, reason)
@@ -122,7 +125,7 @@ def _absorb(st: State, rel: sympy.Basic) -> bool | None:
     q = st.normal_form(rooted)
     if q.lhs.is_Integer:
         return True if stages.by_constant(q, st.view) is Truth.TRUE else None
-    lin = stages.linear_terms(q.lhs)
+    lin = linear_terms(q.lhs)
     if lin is not None:
         return _absorb_linear(st, q.op, *lin)
     absorbed = _absorb_mod(st, q.lhs) if q.op == "==" else False
@@ -186,7 +189,7 @@ def _absorb_mod(st: State, d: sympy.Expr) -> bool | None:
     target = -int(const)
     if not 0 <= target < k:
         return None
-    lin = stages.linear_terms(sympy.expand(rest.args[0]))
+    lin = linear_terms(sympy.expand(rest.args[0]))
     if lin is None or len(lin[0]) != 1:
         return False
     (r, a), = lin[0].items()
@@ -197,7 +200,7 @@ def _absorb_mod(st: State, d: sympy.Expr) -> bool | None:
 
 
 def _absorb_periodic(st: State, op: str, d: sympy.Expr) -> bool | None:
-    """A periodic relation (see :mod:`solver.periodic`) that is equivalent, under the
+    """A periodic relation (see :mod:`solver.decide.periodic`) that is equivalent, under the
     class data, to congruences of its classes is absorbed as those congruences."""
     rel = _RELATION_OF[op](d, 0, evaluate=False)
     found = periodic.analyze(rel, st.class_of)
@@ -210,7 +213,7 @@ def _absorb_periodic(st: State, op: str, d: sympy.Expr) -> bool | None:
 
 def _absorb_shape(st: State, shape: periodic.ClassShape | None) -> bool | None:
     """A one-class relation equivalent to a range, a congruence and holes (see
-    :func:`solver.periodic.class_shape`) is absorbed as those."""
+    :func:`solver.decide.periodic.class_shape`) is absorbed as those."""
     if shape is None:
         return False
     uf, r = st.uf, shape.root
@@ -220,5 +223,5 @@ def _absorb_shape(st: State, shape: periodic.ClassShape | None) -> bool | None:
 
 def _propagate(st: State, rel: sympy.Basic) -> bool:
     """Narrow class ranges through ``rel`` and the residual facts it reaches (see
-    :mod:`solver.narrowing`); False when a range comes out empty (a contradiction)."""
+    :mod:`solver.decide.narrowing`); False when a range comes out empty (a contradiction)."""
     return narrowing.narrow(st, st.linear(rel), rel, propagate.MAX_VISITS)

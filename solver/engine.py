@@ -1,9 +1,9 @@
 """The solver facade: symbols, facts, decisions, final state.
 
-:class:`Solver` holds one :class:`solver.state.State` and routes each call to the part that
-owns it: declaring and reading (:mod:`solver.state`), deciding (:mod:`solver.pipeline`),
+:class:`Solver` holds one :class:`solver.state.known.State` and routes each call to the part that
+owns it: declaring and reading (:mod:`solver.state.known`), deciding (:mod:`solver.decide.pipeline`),
 adding facts (:mod:`solver.absorb`), the final state (:mod:`solver.queries`) and scopes
-(:mod:`solver.scopes`). It adds the tracer's question (:meth:`Solver.guard`) and the
+(:mod:`solver.state.scopes`). It adds the tracer's question (:meth:`Solver.guard`) and the
 spec-only replicas behind :meth:`Solver.violations`.
 
 >>> import sympy
@@ -28,11 +28,13 @@ from contextlib import contextmanager
 import sympy
 
 from shapes.relation import negate
-from solver import absorb, pipeline, queries, scopes
+from solver import absorb, queries
+from solver.decide import pipeline
+from solver.state import scopes
 from solver.errors import HintMismatchError, SolverError, UndecidedGuardError
 from solver.records import GuardRecord, SymbolInfo, Violation
-from solver.smt import DEFAULT_RLIMIT, Deadline, Smt
-from solver.state import DEFAULT_ENUM_LIMIT, State
+from solver.kernel.smt import DEFAULT_RLIMIT, Deadline, Smt
+from solver.state.known import DEFAULT_ENUM_LIMIT, State
 from solver.truth import DECLARED, Fact, Reason, Truth
 
 __all__ = ["Solver", "SymbolInfo", "GuardRecord", "Violation", "DEFAULT_ENUM_LIMIT", "DECLARED"]
@@ -46,7 +48,7 @@ class Solver:
     def __init__(self, *, rlimit: int = DEFAULT_RLIMIT, enum_limit: int = DEFAULT_ENUM_LIMIT,
                  deadline: Deadline | None = None) -> None:
         """``deadline``: a wall-clock end for the Z3 queries, shared with the replicas
-        (:class:`solver.smt.Deadline`; a service moves it per request)."""
+        (:class:`solver.kernel.smt.Deadline`; a service moves it per request)."""
         self._state = State(rlimit, enum_limit)
         if deadline is not None:
             self._state.smt.deadline = deadline

@@ -3,7 +3,7 @@ normal forms and explanations, read off what a solver knows.
 
 >>> import sympy
 >>> from solver.absorb import assume
->>> from solver.state import State
+>>> from solver.state.known import State
 >>> st = State(); b = st.declare("b", 2, 64); c = st.declare("c", 2, None); d = st.declare("d", 0, None)
 >>> assume(st, sympy.Eq(c, 2 * b)); assume(st, sympy.Eq(d, b))
 >>> bounds(st, c), classes(st), relations(st), congruences(st)
@@ -19,12 +19,16 @@ import sympy
 
 from shapes.expr import evaluate
 from shapes.relation import RELATION_TYPES, as_difference, negate
-from solver import enumeration, local, pipeline, point, stages
-from solver.bounds import Probe, minimum
+from solver.kernel import enumeration
+from solver.decide import local, pipeline
+from solver.kernel import normal_form
+from shapes.affine import linear_terms
+from solver.state import point
+from solver.kernel.bounds import Probe, minimum
 from solver.errors import SolverError
-from solver.interval import Endpoint, bound, ceil, floor
-from solver.smt import Budget
-from solver.state import State
+from solver.kernel.interval import Endpoint, bound, ceil, floor
+from solver.kernel.smt import Budget
+from solver.state.known import State
 from solver.truth import Fact, Truth
 
 __all__ = ["bounds", "classes", "relations", "congruences", "simplify", "explain"]
@@ -38,7 +42,7 @@ def bounds(st: State, expr: sympy.Basic) -> tuple[int | None, int | None]:
 
     Exact when the class data describes the expression (one clean class); else the
     interval is narrowed by bisection with Z3 checks within one budget (see
-    :mod:`solver.bounds`), then by enumeration of a small component; in a large component,
+    :mod:`solver.kernel.bounds`), then by enumeration of a small component; in a large component,
     by points repaired from the example point and Z3 on the facts nearby. Exact whenever a
     search completes; loose but sound when the budget ends.
     """
@@ -46,7 +50,7 @@ def bounds(st: State, expr: sympy.Basic) -> tuple[int | None, int | None]:
     d = st.to_roots(expr)
     lo, hi = bound(d, st.range_lookup)
     lo, hi = ceil(lo), floor(hi)
-    lin = stages.linear_terms(sympy.expand(d)) if not d.is_Integer else ({}, int(d))
+    lin = linear_terms(sympy.expand(d)) if not d.is_Integer else ({}, int(d))
     exact = lin is not None and all(st.clean(r) for r in lin[0]) and len(lin[0]) <= 1
     if not exact and lo != hi:
         lo, hi = _narrowed(st, d, lo, hi)
@@ -83,7 +87,7 @@ def _encoding(st: State, d: sympy.Expr, facts: list[sympy.Basic]) -> list[object
 def _narrowed_near(st: State, d: sympy.Expr, lo: Endpoint, hi: Endpoint,
                    near: list[sympy.Basic]) -> tuple[Endpoint, Endpoint]:
     """Bounds in a large component: values are witnessed by points repaired from the
-    example point (:func:`solver.point.repair`: every fact holds there), and bounds proved
+    example point (:func:`solver.state.point.repair`: every fact holds there), and bounds proved
     by Z3 on the facts ``near`` ``d`` (fewer facts admit more values: an unsat probe there
     is unsat on every fact). Tight where the two meet; where they do not, the proved bound."""
     if not st.hints_ok:
@@ -102,7 +106,7 @@ def _narrowed_near(st: State, d: sympy.Expr, lo: Endpoint, hi: Endpoint,
 
 
 def _near_probe(st: State, d: sympy.Expr, encoded: Callable[[], list[object]], budget: Budget) -> Probe:
-    """A :data:`solver.bounds.Probe` for ``d``: 'sat' from a repaired point (a model of
+    """A :data:`solver.kernel.bounds.Probe` for ``d``: 'sat' from a repaired point (a model of
     every fact), 'unsat' from Z3 on ``encoded()`` (some of the facts), else 'unknown'."""
     local: list[Probe] = []
 
@@ -179,7 +183,7 @@ def relations(st: State) -> tuple[sympy.Basic, ...]:
     for fact in st.residual_facts():
         rel = fact.rel
         if isinstance(rel, sympy.Eq):
-            lin = stages.linear_terms(sympy.expand(st.to_roots(rel.lhs - rel.rhs)))
+            lin = linear_terms(sympy.expand(st.to_roots(rel.lhs - rel.rhs)))
             if lin is not None and len(lin[0]) >= 2:
                 out.append(st.to_roots(rel))
     return tuple(out)
@@ -205,7 +209,7 @@ def simplify(st: State, rel: sympy.Basic) -> sympy.Basic:
     rel = st.prepare(rel)
     if not isinstance(rel, RELATION_TYPES):
         return rel
-    op, d = stages.normalize(*as_difference(rel), st.uf.range_of)
+    op, d = normal_form.normalize(*as_difference(rel), st.uf.range_of)
     return _RELATION_OF[op](d, 0)
 
 

@@ -13,7 +13,7 @@ module per concern:
 * :mod:`~export._torch_compat.version` -- :data:`SUPPORTED_TORCH`, :func:`check_torch_version`;
 * :mod:`~export._torch_compat.decider` -- the :class:`Decider` protocol, :class:`BaseDecider`;
 * :mod:`~export._torch_compat.symbols` -- :func:`value_range`, :func:`range_bounds`,
-  :func:`symbol_kind` ...; torch's sympy function classes, re-exported for :mod:`export.convert`;
+  :func:`symbol_kind` ...; torch's sympy function classes, re-exported for :mod:`export.tracing.convert`;
 * :mod:`~export._torch_compat.routing` -- :class:`RoutingShapeEnv`, a ``ShapeEnv`` subclass
   whose guard entry points ask a decider first (``decider=None`` keeps torch's vanilla
   behaviour);
@@ -147,7 +147,7 @@ __all__ = [
     "ShapeEnv",
     "ConstraintViolationError",
     "GuardOnDataDependentSymNode",
-    # torch's sympy functions (for export.convert)
+    # torch's sympy functions (for export.tracing.convert)
     "FloorDiv", "CleanDiv", "ModularIndexing", "PythonMod", "Mod", "IntTrueDiv",
     "FloorToInt", "CeilToInt", "TruncToInt", "RoundToInt", "PowByNatural", "Max", "Min",
     "Where", "Identity", "LShift", "RShift", "IsNonOverlappingAndDenseIndicator", "int_oo",

@@ -100,7 +100,7 @@ def route_shape_env(
 
     ``specialize_zero_one=False`` builds the ShapeEnvs with torch's own switch off: an
     example size 0/1 on a dynamic dim stays symbolic and sizes get no ``>= 2`` default
-    range (the boundary re-trace of :mod:`export.zero_one`).
+    range (the boundary re-trace of :mod:`export.program.zero_one`).
 
     Yields the list of ShapeEnvs torch creates meanwhile, in creation order. One export
     may create several (``torch.cond`` in non-strict mode traces its branches with

@@ -1,7 +1,7 @@
 """torch's symbols, value ranges and sympy functions, read as plain Python values.
 
 Ranges are ``(lo, hi)`` pairs of ints with None for an infinite bound; the sympy function
-classes torch puts in its expressions are re-exported here for :mod:`export.convert`.
+classes torch puts in its expressions are re-exported here for :mod:`export.tracing.convert`.
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ from torch.utils._sympy.value_ranges import ValueRanges
 
 __all__ = [
     "value_range", "range_bounds", "symbol_kind", "symbol_range", "symbol_hint",
-    # torch's sympy functions (for export.convert)
+    # torch's sympy functions (for export.tracing.convert)
     "FloorDiv", "CleanDiv", "ModularIndexing", "PythonMod", "Mod", "IntTrueDiv",
     "FloorToInt", "CeilToInt", "TruncToInt", "RoundToInt", "PowByNatural", "Max", "Min",
     "Where", "Identity", "LShift", "RShift", "IsNonOverlappingAndDenseIndicator", "int_oo",

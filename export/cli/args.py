@@ -25,8 +25,8 @@ from typing import Any
 from torch.export import Dim
 
 from export import _torch_compat as tc
-from export.inputs import Inputs, Leaf
-from export.spec import dynamic_shapes_tree, torch_derived
+from export.spec.inputs import Inputs, Leaf
+from export.spec.dynamic_shapes import dynamic_shapes_tree, torch_derived
 from shapes.affine import Affine, parse_affine
 from shapes.printing import to_python
 from shapes.spec import ClassicRecord, Spec, dynamic_dim

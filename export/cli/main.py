@@ -34,8 +34,8 @@ from export.errors import (
     InputError,
     UnsupportedTorchVersionError,
 )
-from export.inputs import Inputs
-from export.program import SymshapeProgram, save
+from export.spec.inputs import Inputs
+from export.program.exported import SymshapeProgram, save
 
 __all__ = ["main", "Failed", "EXIT_OK", "EXIT_VIOLATION", "EXIT_USAGE", "EXIT_FAILED"]
 

@@ -17,11 +17,11 @@ import zipfile
 from collections.abc import Callable, Iterable
 from typing import Any, TextIO
 
-from export.archive import first_line
+from export.program.archive import first_line
 from export.cli.analysis import INPUT_DIM, range_text
 from export.cli.args import UsageError
 from export.errors import ExportError
-from export.program import load
+from export.program.exported import load
 from solver import SolverError, replay
 
 __all__ = ["run_replay"]

@@ -11,10 +11,10 @@ from typing import Any, TextIO
 
 from export.cli.analysis import Analysis, range_text
 from export.cli.args import fix_flags
-from export.diagnose import SuggestedFixes
+from export.fixes.suggested import SuggestedFixes
 from export.errors import ConstraintViolationError, DataDependentError
-from export.inputs import Inputs
-from export.program import Report, SymshapeProgram
+from export.spec.inputs import Inputs
+from export.program.exported import Report, SymshapeProgram
 
 __all__ = ["input_shapes", "success_doc", "failure_doc", "print_report"]
 

@@ -30,8 +30,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import expectations as E  # noqa: E402
 
 import export  # noqa: E402
-from export.inputs import Inputs  # noqa: E402
-from export.spec import from_dynamic_shapes  # noqa: E402
+from export.spec.inputs import Inputs  # noqa: E402
+from export.spec.dynamic_shapes import from_dynamic_shapes  # noqa: E402
 
 _cases = E.load_cases()
 CASES = _cases.CASES

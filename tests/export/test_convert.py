@@ -10,7 +10,7 @@ import sympy
 
 import shapes
 from export import _torch_compat as tc
-from export.convert import default_symbol, to_shapes
+from export.tracing.convert import default_symbol, to_shapes
 from export.errors import ExportError, UnsupportedGuardError
 
 s0 = sympy.Symbol("s0", integer=True, positive=True)

@@ -22,8 +22,8 @@ from torch.export import Dim
 from torch.fx.experimental.symbolic_shapes import guard_or_false
 
 from export.api import traced
-from export.floor_policy import floor_policy, is_floor
-from export.trace import Trace
+from export.program.floor_policy import floor_policy, is_floor
+from export.tracing.trace import Trace
 from solver import Truth
 
 

@@ -51,7 +51,7 @@ def test_past_max_facts_the_short_causes_stay_and_what_they_imply_goes() -> None
 
     import sympy
 
-    from export.redundant import MAX_FACTS, irredundant
+    from export.diagnose.redundant import MAX_FACTS, irredundant
     from shapes import FloorDiv
     from solver import Fact, Reason, Solver
 

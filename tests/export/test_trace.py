@@ -12,8 +12,8 @@ from torch.export import Dim
 
 import export
 from export.api import traced
-from export.guards import SolverBridge
-from export.trace import FLOOR_OP, POSITIVE_OP, Trace
+from export.tracing.bridge import SolverBridge
+from export.tracing.trace import FLOOR_OP, POSITIVE_OP, Trace
 from solver import Deadline
 
 
@@ -98,7 +98,7 @@ def test_the_bridge_is_only_a_decider() -> None:
 def test_an_export_gives_its_solver_the_z3_limits() -> None:
     """Each trace's solver (and its replicas) runs Z3 within one allowance: a query at most
     ``Z3_QUERY_SECONDS``, all of them ``Z3_EXPORT_SECONDS`` (tests/solver/test_z3_allowance.py)."""
-    from export.guards import Z3_EXPORT_SECONDS, Z3_QUERY_SECONDS, export_deadline
+    from export.tracing.bridge import Z3_EXPORT_SECONDS, Z3_QUERY_SECONDS, export_deadline
 
     d = export_deadline()
     assert (d.query_seconds, d.z3_seconds, d.used) == (Z3_QUERY_SECONDS, Z3_EXPORT_SECONDS, 0.0)
@@ -120,7 +120,7 @@ def test_a_min_guard_bounds_each_dim_without_z3(monkeypatch: pytest.MonkeyPatch)
     """With the trace's Z3 allowance spent (as Swin's is), ``min(h', w') > 4`` still gives
     each dim its bound (``h >= 36``, ``w >= 36``) as a Dim: the fact splits into one fact per
     dim, which the union-find takes; no ``torch._check`` line."""
-    import export.guards as guards
+    import export.tracing.bridge as guards
 
     def spent() -> Deadline:
         d = Deadline(query_seconds=guards.Z3_QUERY_SECONDS, z3_seconds=guards.Z3_EXPORT_SECONDS)

@@ -23,9 +23,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "export_zero_one"))
 from zero_one_models import ClsToken, LinView  # noqa: E402
 
 import export  # noqa: E402
-from export.inputs import Inputs  # noqa: E402
-from export.probe import enlarged_inputs  # noqa: E402
-from export.trace import Trace  # noqa: E402
+from export.spec.inputs import Inputs  # noqa: E402
+from export.diagnose.probe import enlarged_inputs  # noqa: E402
+from export.tracing.trace import Trace  # noqa: E402
 from shapes.spec import InputDim  # noqa: E402
 
 

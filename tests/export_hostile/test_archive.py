@@ -23,7 +23,7 @@ from hostile_archives import (
 )
 
 import export
-from export.archive import check_expression
+from export.program.archive import check_expression
 from export.errors import ArchiveError, ExportError
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "support"))

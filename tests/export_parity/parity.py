@@ -25,8 +25,8 @@ import pytest
 import torch
 
 import export
-from export.inputs import Inputs
-from export.probe import enlarged_inputs
+from export.spec.inputs import Inputs
+from export.diagnose.probe import enlarged_inputs
 from shapes.spec import InputDim
 
 

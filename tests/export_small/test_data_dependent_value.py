@@ -11,7 +11,7 @@ import pytest
 import torch
 
 import export
-from export.provenance import UserFrame
+from export.tracing.provenance import UserFrame
 
 HERE = UserFrame(__file__, 0, "forward", "").origin.rsplit(":", 1)[0]  # as messages print it
 

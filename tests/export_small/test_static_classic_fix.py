@@ -10,9 +10,9 @@ import torch
 from torch.export import Dim
 
 import export
-from export.inputs import Inputs
-from export.render import render_classic
-from export.spec import from_dynamic_shapes
+from export.spec.inputs import Inputs
+from export.spec.render import render_classic
+from export.spec.dynamic_shapes import from_dynamic_shapes
 
 
 class MatMul(torch.nn.Module):

@@ -1,4 +1,4 @@
-"""The op, torch-function and conditional tables of :mod:`export.sites`: every entry is hit
+"""The op, torch-function and conditional tables of :mod:`export.tracing.sites`: every entry is hit
 by a real export, names something that exists, and a model where the decision matters
 still refuses size 1 (a wrong entry would let it through)."""
 
@@ -21,7 +21,7 @@ from benchmarks.hf_zoo import MODELS, example_sizes, spec  # noqa: E402
 
 import export  # noqa: E402
 from export.api import traced  # noqa: E402
-from export.sites import CONDITIONAL_SITES, NEUTRAL_FUNCTIONS, NEUTRAL_OPS, Site, covered, justification  # noqa: E402
+from export.tracing.sites import CONDITIONAL_SITES, NEUTRAL_FUNCTIONS, NEUTRAL_OPS, Site, covered, justification  # noqa: E402
 
 
 class HFAttention(torch.nn.Module):

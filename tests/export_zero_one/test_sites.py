@@ -19,7 +19,7 @@ from periodic_models import Glu, Groups, UNet1d  # noqa: E402
 
 import export  # noqa: E402
 from export.api import traced  # noqa: E402
-from export.sites import NEUTRAL_SITES, Site, asking_site, covered, justification  # noqa: E402
+from export.tracing.sites import NEUTRAL_SITES, Site, asking_site, covered, justification  # noqa: E402
 
 _FUNCTIONS = {
     "_reshape_view_helper_core_alg": torch._refs._reshape_view_helper_core_alg,

@@ -22,8 +22,8 @@ from hypothesis import strategies as st
 from shapes.errors import ShapesError
 from shapes.parse import parse_expr
 from solver.errors import SolverError
-from solver.limits import Limits
-from solver.protocol import SERVE_OPS, Session, replay
+from solver.service.limits import Limits
+from solver.service.protocol import SERVE_OPS, Session, replay
 
 FUZZ = settings(max_examples=60, deadline=None, derandomize=True, database=None,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])

@@ -5,7 +5,7 @@ Two independent oracles:
 * :func:`brute` enumerates every point of a small box and evaluates facts and questions
   with :func:`shapes.evaluate` (exact Python ints, independent of sympy simplification).
 * :class:`Z3Oracle` encodes the facts directly in Z3, written here independently of
-  ``solver.smt``: floor division and modulo by a constant are encoded with a fresh integer
+  ``solver.kernel.smt``: floor division and modulo by a constant are encoded with a fresh integer
   quotient and the defining inequalities, never with Z3's own ``div``/``mod``.
 
 ``COUNTS`` collects figures that ``conftest.pytest_terminal_summary`` prints at the end.

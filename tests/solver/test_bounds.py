@@ -1,4 +1,4 @@
-"""Bounds in bounded work (solver/bounds.py, Solver.bounds): sound always, exact when the search
+"""Bounds in bounded work (solver/kernel/bounds.py, Solver.bounds): sound always, exact when the search
 completes, never an unbounded optimizer.
 
 * ``minimum`` against brute force: over random value sets, with probes that run out of budget at
@@ -22,7 +22,7 @@ import sympy
 
 from shapes.expr import evaluate
 from solver import ContradictionError, Solver
-from solver.bounds import minimum
+from solver.kernel.bounds import minimum
 
 
 def _probe_over(values: list[int], give_up_after: int | None, rng: random.Random):

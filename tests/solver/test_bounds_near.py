@@ -2,7 +2,7 @@
 
 With the component threshold at 0 every ``Solver.bounds`` call that the class data does not
 settle takes the large-component path: values witnessed by repaired points
-(``solver.point.repair``), bounds proved by Z3 on the facts nearby (``pipeline.LOCAL_FACTS``,
+(``solver.state.point.repair``), bounds proved by Z3 on the facts nearby (``pipeline.LOCAL_FACTS``,
 here also shrunk). Against brute force over the box, on random problems (example values for
 some symbols, most without; some facts inside a scope): the true ``(min, max)`` always lies
 inside the answer (sound), also with tiny local budgets; how often it is exact is counted.
@@ -19,8 +19,9 @@ import sympy
 
 from oracle_support import COUNTS
 from shapes import evaluate, int_symbol
-from solver import ContradictionError, Solver, pipeline, queries
-from solver.bounds import minimum
+from solver import ContradictionError, Solver, queries
+from solver.decide import pipeline
+from solver.kernel.bounds import minimum
 
 SYMS = [int_symbol(f"b{i}") for i in range(4)]
 LO, HI = 0, 7

@@ -1,6 +1,6 @@
 """The large-problem path with its caches, against brute force, across scopes.
 
-``solver.local`` rebuilds a question's Z3 encoding from cached pieces (fact terms over the
+``solver.decide.local`` rebuilds a question's Z3 encoding from cached pieces (fact terms over the
 class leaders by fact index, class terms by class data), and the pipeline skips the check
 (and the refutation) that the example point already rules out. A stale piece would state a
 fact or a range that no longer holds, so the oracle runs questions before, inside and after
@@ -23,8 +23,8 @@ import z3
 
 from oracle_support import COUNTS, HINTED_KINDS, Box, fact_at_hint, truth_of
 from shapes import evaluate, int_symbol
-from solver import ContradictionError, Solver, Truth, local, narrowing, pipeline
-
+from solver import ContradictionError, Solver, Truth
+from solver.decide import local, narrowing, pipeline
 SYMS = [int_symbol(f"w{i}") for i in range(4)]
 BOX = range(0, 7)
 CASES = 120

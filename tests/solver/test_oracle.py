@@ -35,8 +35,8 @@ from oracle_support import (
 )
 from shapes import FloorDiv, evaluate, negate
 from solver import ContradictionError, Reason, Solver, Truth
-from solver import stages
-
+from solver.decide import stages
+from solver.kernel import normal_form
 SETTINGS = dict(derandomize=True, deadline=None, database=None,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 
@@ -184,7 +184,7 @@ COMMON_FACTOR_RANGES = [((-3, 5), (1, 4), (1, 3)), ((-3, 5), (-3, -1), (1, 3)), 
 def test_exhaustive_common_factor_family(ranges, link):
     """``FloorDiv(g*p, g*q) op c``, ``Mod(g*p, g*q) op c`` and the divisibility form
     ``g*p == g*q*FloorDiv(g*p, g*q)`` with a symbolic common factor ``g`` (the normal form
-    cancels it when the ranges show ``g != 0``, :func:`solver.stages.cancel_common_factors`),
+    cancels it when the ranges show ``g != 0``, :func:`solver.decide.normal_form.cancel_common_factors`),
     against brute force; ``linked`` writes one ``y`` as ``z`` under the fact ``z == y``, the
     shape GPT-2's reshape guard takes (``a0*a1 % i0 == 0`` with ``i0 == a0``). Divisibility
     with an exact quotient (``q == 1``) and ``g`` nonzero is decided without Z3."""
@@ -222,14 +222,14 @@ HORNER_BOXES = [[(2, 9)], [(-4, 5)], [(0, 6)], [(1, 5), (2, 6)], [(-2, 3), (0, 4
 
 @pytest.mark.parametrize("ranges", HORNER_BOXES, ids=str)
 def test_exhaustive_horner_family(ranges):
-    """:func:`solver.stages.by_horner` on every polynomial normal form ``p op 0`` of a
+    """:func:`solver.decide.stages.by_horner` on every polynomial normal form ``p op 0`` of a
     family (one symbol: degree <= 3, coefficients in [-2, 2]; two symbols: the six monomials
     of degree <= 2, coefficients in [-1, 1]) against brute force: whenever it answers, it
     is right; counted how often it decides what the plain interval stage does not (only on
     boxes away from 0 does it ever)."""
     syms = SYMS[: len(ranges)]
     points = box(ranges)
-    view = stages.View.of(dict(zip(syms, ranges)))
+    view = normal_form.View.of(dict(zip(syms, ranges)))
     if len(syms) == 1:
         (x,) = syms
         monomials, coefs = (x**3, x**2, x, 1), range(-2, 3)
@@ -241,7 +241,7 @@ def test_exhaustive_horner_family(ranges):
         d = sum(c * m for c, m in zip(cs, monomials))
         vals = values(d, points)
         for op in ("==", "!=", ">="):
-            q = stages.Question(op, d)
+            q = normal_form.Question(op, d)
             got = stages.by_horner(q, view)
             n += 1
             if got is None:

@@ -1,4 +1,4 @@
-"""Periodic relations (solver.periodic) against brute force, alone and inside the engine.
+"""Periodic relations (solver.decide.periodic) against brute force, alone and inside the engine.
 
 Families (Hypothesis, derandomized):
 
@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 from oracle_support import COUNTS
 from shapes import FloorDiv, evaluate, int_symbol, negate
 from solver import ContradictionError, HintMismatchError, Reason, Solver, Truth, suggest
-from solver.periodic import analyze, class_shape, period_of
+from solver.decide.periodic import analyze, class_shape, period_of
 
 SETTINGS = dict(derandomize=True, deadline=None, database=None,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])

@@ -1,4 +1,4 @@
-"""The reparametrization stage (:mod:`solver.reparam`) against brute force.
+"""The reparametrization stage (:mod:`solver.decide.reparam`) against brute force.
 
 A root held to a residue class (``x = c (mod m)``) is substituted by ``m*t + c``; the stage may
 only answer TRUE or FALSE where every admissible point of a small box agrees. Two families:
@@ -24,8 +24,8 @@ from hypothesis import strategies as st
 from oracle_support import COUNTS, REL_OPS, SYMS, expressions, truth_of, values
 from shapes import FloorDiv, evaluate
 from solver import Solver, Truth
-from solver.reparam import by_reparametrized
-from solver.stages import Question, View
+from solver.decide.reparam import by_reparametrized
+from solver.kernel.normal_form import Question, View
 
 X, Y = SYMS[0], SYMS[1]
 KINDS = ("add", "mul", "scale", "mod", "floordiv", "min", "max", "symdiv", "symmod", "affine")

@@ -2,7 +2,7 @@
 
 * the repair walk (``witness.repaired_point``): every point it returns satisfies every fact
   (each one evaluated at the full point) and disagrees with the example point on the question;
-* refutation by narrowing (``solver.narrowing``) and the large-problem path (Z3 on the
+* refutation by narrowing (``solver.decide.narrowing``) and the large-problem path (Z3 on the
   facts near a question, ``pipeline.FULL_SMT_FACTS``), forced on small problems with tiny
   budgets: ``decide`` never says TRUE/FALSE where brute force disagrees, and UNKNOWN only
   where brute force says UNKNOWN or a budget ran out (counted, an honest gap);
@@ -22,10 +22,11 @@ import sympy
 
 from oracle_support import COUNTS, HINTED_KINDS, fact_at_hint, truth_of
 from shapes import evaluate, int_symbol
-from solver import Solver, Truth, narrowing, pipeline
-from solver.pipeline import _klass
+from solver import Solver, Truth
+from solver.decide import narrowing, pipeline
+from solver.decide.pipeline import _klass
 from solver.truth import Reason
-from solver.witness import repaired_point
+from solver.decide.witness import repaired_point
 
 SYMS = [int_symbol(f"v{i}") for i in range(4)]
 BOX = range(0, 7)

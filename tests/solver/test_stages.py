@@ -13,10 +13,12 @@ import sympy
 from oracle_support import box, truth_of, values
 from shapes import FloorDiv, evaluate, int_symbol
 from solver import Solver, Truth
-from solver import congruence as cg
-from solver import stages
-from solver.interval import bound
-from solver.union_find import UnionFind
+from solver.kernel import congruence as cg
+from solver.decide import stages
+from solver.kernel import normal_form
+from shapes.affine import linear_terms
+from solver.kernel.interval import bound
+from solver.kernel.union_find import UnionFind
 
 INF = math.inf
 x, y, z = (int_symbol(n) for n in "xyz")
@@ -234,7 +236,7 @@ def test_congruence_residue_of_against_brute_force():
     (">=", x, None),
 ])
 def test_by_constant(op, d, want):
-    assert stages.by_constant(stages.Question(op, d), stages.View.of({})) is want
+    assert stages.by_constant(normal_form.Question(op, d), normal_form.View.of({})) is want
 
 
 @pytest.mark.parametrize("op, d, want", [
@@ -244,7 +246,7 @@ def test_by_constant(op, d, want):
     (">=", sympy.Mod(z, 5) - 5, Truth.FALSE), (">=", -x * x, Truth.FALSE),
 ])
 def test_by_interval(op, d, want):
-    assert stages.by_interval(stages.Question(op, d), stages.View.of(R)) is want
+    assert stages.by_interval(normal_form.Question(op, d), normal_form.View.of(R)) is want
 
 
 @pytest.mark.parametrize("d, want", [
@@ -252,7 +254,7 @@ def test_by_interval(op, d, want):
     (x * y, None), (sympy.Mod(x, 2) + x, None), (x / 2, None),
 ])
 def test_linear_terms(d, want):
-    assert stages.linear_terms(d) == want
+    assert linear_terms(d) == want
 
 
 @pytest.mark.parametrize("op, d, congs, want", [
@@ -265,7 +267,7 @@ def test_linear_terms(d, want):
     (">=", x - 2, {x: (4, 1)}, None),
 ])
 def test_by_congruence(op, d, congs, want):
-    assert stages.by_congruence(stages.Question(op, d), stages.View.of({}, congs)) is want
+    assert stages.by_congruence(normal_form.Question(op, d), normal_form.View.of({}, congs)) is want
 
 
 @pytest.mark.parametrize("d, congs, want", [
@@ -278,7 +280,7 @@ def test_by_congruence(op, d, congs, want):
     (x + 1, {x: (4, 1)}, x + 1),
 ])
 def test_fold_modular(d, congs, want):
-    got = stages.fold_modular(d, congs.__getitem__)
+    got = normal_form.fold_modular(d, congs.__getitem__)
     assert sympy.expand(got - want) == 0
     for v in range(-20, 21):
         if (v - congs[x][1]) % congs[x][0] == 0:

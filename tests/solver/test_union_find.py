@@ -18,7 +18,7 @@ import networkx as nx
 import pytest
 
 from shapes import int_symbol
-from solver.union_find import UnionFind
+from solver.kernel.union_find import UnionFind
 
 BOX = range(-6, 7)
 

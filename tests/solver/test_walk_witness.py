@@ -1,9 +1,9 @@
 """The repair walk as a witness stage, against brute force on small boxes.
 
-:func:`solver.point.repair` (with its partial moves: a class moved part of the way when the
+:func:`solver.state.point.repair` (with its partial moves: a class moved part of the way when the
 value that fixes a linear fact lies outside its range) must only ever return points where
 every fact and the target hold, whatever its move budget, and must leave the state alone.
-On the large-problem path of :mod:`solver.pipeline` (forced here on small problems by
+On the large-problem path of :mod:`solver.decide.pipeline` (forced here on small problems by
 lowering ``FULL_SMT_FACTS``), an UNKNOWN credited to ``witness`` must be a true UNKNOWN
 (brute force finds both outcomes among the feasible points), and TRUE/FALSE must agree with
 brute force; checked after assumes, inside scopes and after the scopes end.
@@ -21,8 +21,9 @@ import sympy
 from oracle_support import COUNTS, Box
 from shapes import evaluate, int_symbol
 from shapes.relation import negate
-from solver import ContradictionError, Solver, Truth, pipeline, point
-
+from solver import ContradictionError, Solver, Truth
+from solver.decide import pipeline
+from solver.state import point
 SYMS = [int_symbol(f"w{i}") for i in range(4)]
 LO, HI = -3, 6
 BOX = Box([dict(zip(SYMS, p)) for p in itertools.product(range(LO, HI + 1), repeat=len(SYMS))])

@@ -12,8 +12,8 @@ import pytest
 
 from solver import Solver, from_json, to_json
 from solver.__main__ import main
-from solver.limits import Limits
-from solver.protocol import Session, replay
+from solver.service.limits import Limits
+from solver.service.protocol import Session, replay
 
 TIME_LIMIT = 8.0
 SYMBOLS = [

@@ -20,8 +20,9 @@ from hypothesis import strategies as st
 
 from shapes.expr import FloorDiv, evaluate
 from solver import ProtocolError, Reason, Solver, Truth, from_json, to_json
-from solver import codec, engine
-from solver.protocol import (
+from solver import engine
+from solver.service import codec
+from solver.service.protocol import (
     Session,
     answers_from_solver,
     problem_from_solver,

@@ -24,7 +24,7 @@ from shapes.expr import evaluate
 from shapes.parse import parse_expr
 from solver import Solver, from_json, to_json
 from solver.errors import ContradictionError, HintMismatchError, SolverError
-from solver.protocol import answers_from_solver
+from solver.service.protocol import answers_from_solver
 from solver.truth import DECLARED, Reason
 
 DECLS = [("a", 0, 6, 3), ("ｂ", 1, 8, 4), ("c", 0, None, 6), ("d", -3, 3, 0)]  # "ｂ" is "b" (NFKC)

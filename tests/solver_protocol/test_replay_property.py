@@ -16,8 +16,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from expressions import expressions, relations  # noqa: E402 (tests/solver_protocol/expressions.py)
 from shapes.expr import evaluate, int_symbol
 from shapes.parse import parse_expr
-from solver.limits import Limits
-from solver.protocol import Session, replay
+from solver.service.limits import Limits
+from solver.service.protocol import Session, replay
 
 EXAMPLE = {"a": 3, "b": 4, "c": 6}
 SYMBOLS = [{"op": "symbol", "name": "a", "lo": 0, "hi": 6, "hint": 3},

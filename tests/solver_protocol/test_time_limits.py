@@ -1,7 +1,7 @@
 """No request stalls past its time limit (issue 11), not even inside Z3's native code.
 
 ``python -m solver serve`` runs its session in a worker process stopped at the time limit
-plus ``solver.worker.GRACE``; inside, Z3 queries stop at a deadline before the limit. The
+plus ``solver.service.worker.GRACE``; inside, Z3 queries stop at a deadline before the limit. The
 hostile table below (nonlinear facts over wide ranges, unsat cores, bounds of huge products,
 deep powers) must answer every request within the limit + 2 s, with a result or a named
 error, never a traceback; answers cut short stay sound (``unknown``, looser bounds).
@@ -24,10 +24,10 @@ import sympy
 from shapes.expr import evaluate
 from shapes.parse import parse_expr
 from solver import Solver, Truth
-from solver.limits import Limits, time_limit
-from solver.protocol import Session
-from solver.smt import Deadline
-from solver.worker import GuardedSession
+from solver.service.limits import Limits, time_limit
+from solver.service.protocol import Session
+from solver.kernel.smt import Deadline
+from solver.service.worker import GuardedSession
 
 ROOT = Path(__file__).resolve().parents[2]
 LIMIT = 2.0

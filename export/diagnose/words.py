@@ -1,0 +1,143 @@
+"""Causes in words: a guard as a sentence (:func:`plain_words`), and floor-division and
+remainder facts said as the congruences they amount to (:func:`congruence_words`).
+
+torch states a divisibility as the guard its op asked (``2 * ((c + 1) // 2) == c``,
+``(L + 3) % 4 == 3``, ``h * w == 4 * (h // 2) * (w // 2)``); when the solver proves such facts
+equivalent to congruences of input dims under the spec, a cause reads
+``x.size(1) must be divisible by 2`` (or ``x.size(2) % 4 must be 3``).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+
+import sympy
+
+from export.tracing.trace import Trace, spec_or_positive
+from shapes.printing import to_python
+from solver import Fact, Reason, Solver, SolverError, Truth
+
+__all__ = ["as_code", "congruence_words", "plain_words"]
+
+
+def congruence_words(trace: Trace, facts: list[Fact]) -> list[str] | None:
+    """``facts`` said as congruences of input dims, or None: the congruences the solver
+    derives from the spec (with sizes >= 1) plus ``facts`` (beyond the spec's own), provided
+    they imply every fact back (an equivalence, not a consequence) and each is about a class
+    with an input dim equal to its root (``x.size(1) % 4 must be 3``).
+
+    >>> import torch
+    >>> from torch.export import Dim
+    >>> from export.api import traced
+    >>> def glu(x):
+    ...     a, b = x.chunk(2, dim=-1)
+    ...     return a * b
+    >>> _, trace = traced(glu, (torch.randn(3, 8),), dynamic_shapes={"x": {1: Dim("c")}})
+    >>> guards = [f for f in trace.solver.facts if f.reason.kind == "guard"]
+    >>> [str(f.rel) for f in guards]
+    ['Eq(FloorDiv(x_size1 + 1, 2), x_size1 - FloorDiv(x_size1 + 1, 2))']
+    >>> congruence_words(trace, guards)
+    ['x.size(1) must be divisible by 2']
+    """
+    kinds = ("spec", "trace_assumption")
+    try:
+        spec = trace.solver.replica(kinds=kinds, keep=spec_or_positive)
+        before = set(spec.congruences())
+        found = trace.solver.replica(kinds=kinds, keep=spec_or_positive, extra=tuple((f.rel, f.reason) for f in facts))
+        new = [c for c in found.congruences() if c not in before]
+        if not new:
+            return None
+        back = trace.solver.replica(kinds=kinds, keep=spec_or_positive, extra=tuple(
+            (sympy.Eq(sympy.Mod(root, m), r), Reason("guard", f"{root} % {m} == {r}", None, None))
+            for root, m, r in new))
+        if any(back.decide(f.rel) is not Truth.TRUE for f in facts):
+            return None
+        words = []
+        for root, m, r in new:
+            shown = _input_dim_named(trace, spec, root)
+            if shown is None:
+                return None
+            words.append(f"{shown} must be divisible by {m}" if r == 0 else f"{shown} % {m} must be {r}")
+        return words
+    except SolverError:
+        return None
+
+
+def _input_dim_named(trace: Trace, spec: Solver, root: sympy.Symbol) -> str | None:
+    """The name of an input dim equal to ``root`` under the spec (``x.size(1)``), or None."""
+    for d, sym in sorted(trace.dim_syms.items(), key=lambda kv: str(kv[0])):
+        if spec.root_of(sym) == spec.root_of(root) and spec.decide(sympy.Eq(sym, root)) is Truth.TRUE:
+            return trace.names.get(sym, str(d))
+    return None
+
+
+def as_code(rel: sympy.Basic, names: Mapping[sympy.Basic, str]) -> str:
+    """``rel`` as Python code over ``names``, or as sympy prints it when it has no code form."""
+    try:
+        return to_python(rel, names)
+    except Exception:  # noqa: BLE001
+        return str(rel)
+
+
+def _divisible(e: sympy.Expr, k: int, names: Mapping[sympy.Symbol, str], negated: bool) -> str:
+    """``e must be divisible by k``, a factor prime to ``k`` left out (``3*t`` is when ``t`` is)."""
+    c, x = e.as_coeff_Mul()
+    if c.is_Integer and x.free_symbols and math.gcd(int(c), k) == 1:
+        e = x
+    return f"{to_python(e, names)} must {'not ' if negated else ''}be divisible by {k}"
+
+
+def plain_words(rel: sympy.Basic, names: Mapping[sympy.Symbol, str]) -> str:
+    """A guard in words: ``x.size(1) must be divisible by 4``, ``x.size(0) must be <= 5``,
+    ``x.size(0) must equal y.size(0)``; otherwise the relation as code.
+
+    ``rel`` should be in the solver's normal form (``d op 0``, see ``Solver.simplify``).
+
+    >>> from shapes import int_symbol
+    >>> t = int_symbol("t")
+    >>> plain_words(sympy.Eq(sympy.Mod(t, 4), 0), {t: "x.size(1)"})
+    'x.size(1) must be divisible by 4'
+    >>> plain_words(sympy.Ge(5 - t, 0), {t: "x.size(0)"})
+    'x.size(0) must be <= 5'
+    >>> from shapes import FloorDiv
+    >>> plain_words(sympy.Ge(-sympy.Mod(3 * FloorDiv(t, 4), 4), 0), {t: "x.size(2)"})  # Swin's window padding
+    'x.size(2) // 4 must be divisible by 4'
+    """
+    if not isinstance(rel, (sympy.Eq, sympy.Ne, sympy.Ge)) or rel.rhs != 0:
+        return to_python(rel, names)
+    d = rel.lhs
+    op = {sympy.Eq: "==", sympy.Ne: "!=", sympy.Ge: ">="}[type(rel)]
+    const, rest = d.as_coeff_Add()
+    if isinstance(rest, sympy.Mod) and rest.args[1].is_Integer and op in ("==", "!="):
+        k = int(rest.args[1])
+        target = -int(const)
+        if target == 0 and k > 0:
+            return _divisible(rest.args[0], k, names, op == "!=")
+        return f"{to_python(rest, names)} must {'' if op == '==' else 'not '}be {target}"
+    terms = sympy.Add.make_args(rest)
+    if len(terms) == 1:
+        c, x = rest.as_coeff_Mul()
+        if c.is_Integer and x.free_symbols:
+            shown = to_python(x, names)
+            value = sympy.Rational(-const, c)
+            if op == ">=" and value == 0 and c < 0 and isinstance(x, sympy.Mod) and x.args[1].is_Integer \
+                    and int(x.args[1]) > 0:  # Mod(e, k) <= 0: the remainder is 0
+                return _divisible(x.args[0], int(x.args[1]), names, False)
+            if op == ">=":
+                bound = sympy.ceiling(value) if c > 0 else sympy.floor(value)
+                return f"{shown} must be {'>=' if c > 0 else '<='} {bound}"
+            if value.is_Integer:
+                note = ""
+                if op == "!=" and value in (0, 1):
+                    note = f" (a size of {value} behaves differently, e.g. in broadcasting, so the trace excluded it)"
+                return f"{shown} must {'' if op == '==' else 'not '}be {value}{note}"
+    if len(terms) == 2 and const == 0 and op in ("==", "!="):
+        (c1, x1), (c2, x2) = (t.as_coeff_Mul() for t in terms)
+        if c1 == -c2:
+            verb = "must equal" if op == "==" else "must differ from"
+            return f"{to_python(x1, names)} {verb} {to_python(x2, names)}"
+    pos = sympy.Add(*[t for t in sympy.Add.make_args(d) if t.as_coeff_Mul()[0] > 0])
+    neg = -sympy.Add(*[t for t in sympy.Add.make_args(d) if t.as_coeff_Mul()[0] < 0])
+    rel2 = {"==": sympy.Eq, "!=": sympy.Ne, ">=": sympy.Ge}[op](pos, neg, evaluate=False)
+    return f"the model requires {to_python(rel2, names)}"

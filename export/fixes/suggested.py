@@ -1,0 +1,174 @@
+"""Fixes as data (``err.fixes``), and the re-exports that verify them.
+
+:class:`SuggestedFixes` holds a corrected spec, its renderings, and the programs its
+verification built: re-exporting with exactly what :meth:`SuggestedFixes.apply` returns is
+the verification, so the program it yields is the one the user would get by re-exporting
+(``err.fixes.program``; no second trace needed). :class:`Retry` is how diagnosis re-runs the
+export (another spec, other example inputs); :func:`verify` re-exports a fix the way the
+user would.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from export.fixes.apply import FixedSpec
+from export.spec.inputs import Inputs
+from export.program.exported import SymshapeProgram
+from export.spec.dynamic_shapes import Spec, torch_dynamic_shapes
+from shapes.affine import Affine
+from shapes.spec import dynamic_dim as classic_dim
+from solver import Fixes
+
+__all__ = ["Retry", "SuggestedFixes", "user_form", "verify"]
+
+Runner = Callable[[tuple[Any, ...], dict[str, Any] | None, Spec, bool], SymshapeProgram | None]
+
+
+@dataclass(frozen=True)
+class Retry:
+    """How diagnosis re-runs the export. ``run(args, kwargs, spec, build)`` raises what
+    ``export`` raises, else returns the program (when ``build``; None otherwise);
+    ``parse(form, classic)`` is the Spec ``export`` builds from a user's ``constraints=``
+    (``classic``) or ``dynamic_shapes=`` ``form``."""
+
+    args: tuple[Any, ...]
+    kwargs: dict[str, Any] | None
+    run: Runner
+    parse: Callable[[Any, bool], Spec]
+
+    def reexport(self, spec: Spec, *, build: bool = True) -> SymshapeProgram | None:
+        """Export with ``spec`` (a Spec symshape built itself) and the same example inputs."""
+        return self.run(self.args, self.kwargs, spec, build)
+
+    def as_user(self, form: Any, classic: bool) -> SymshapeProgram | None:
+        """``export(f, args, kwargs, constraints=form)`` (``classic``) or ``dynamic_shapes=form``."""
+        return self.reexport(self.parse(form, classic))
+
+
+def classic_constraints(spec: Spec) -> list[Any]:
+    """``spec`` as classic ``dynamic_dim`` constraints (records naming the inputs; a
+    dynamic dim is at least 2 in that form).
+
+    >>> from shapes.expr import int_symbol
+    >>> from shapes.spec import DimDecl, InputDim, RootDim
+    >>> b = int_symbol("b")
+    >>> spec = Spec("classic", (RootDim("b", 0, 64, "b"),),
+    ...             (DimDecl(InputDim("x", 0), "dynamic", b, "b"), DimDecl(InputDim("y", 0), "dynamic", b, "b")))
+    >>> [c.text for c in classic_constraints(spec)]
+    ['dynamic_dim(x, 0) >= 2', 'dynamic_dim(x, 0) <= 64', 'dynamic_dim(y, 0) == dynamic_dim(x, 0)']
+    """
+    out: list[Any] = []
+    for r, primary, related in spec.groups():
+        if primary is None:
+            continue
+        p = classic_dim(primary.dim.input_name, primary.dim.dim)
+        out.append(p >= max(r.lo, 2))
+        if r.hi is not None:
+            out.append(p <= r.hi)
+        for d in related:
+            form = Affine.of(d.expr) if d.expr is not None else None
+            if form is None:
+                continue  # dynamic_dim says only a * x + b
+            a, b = form.a, form.b
+            other = classic_dim(d.dim.input_name, d.dim.dim)
+            out.append(other == (p if (a, b) == (1, 0) else a * p + b))
+    return out
+
+
+def user_form(spec: Spec, inputs: Inputs) -> Any:
+    """What a user passes to re-export with ``spec``: classic constraints for a classic
+    spec, else torch ``dynamic_shapes`` (what :meth:`SuggestedFixes.apply` returns)."""
+    return classic_constraints(spec) if spec.api == "classic" else torch_dynamic_shapes(spec, inputs)
+
+
+def verify(fixed: FixedSpec, inputs: Inputs, retry: Retry) -> SymshapeProgram | None:
+    """Re-export with ``fixed``: a fix without checks exactly as the user would, with what
+    ``apply()`` returns (the program); a fix with checks with its spec assuming them (what the
+    model gives once the ``torch._check`` lines are added; no program: ``apply`` alone does
+    not give it). Raises what ``export`` raises."""
+    if fixed.checks:
+        retry.reexport(fixed.spec, build=False)
+        return None
+    return retry.as_user(user_form(fixed.spec, inputs), fixed.spec.api == "classic")
+
+
+@dataclass(frozen=True)
+class SuggestedFixes:
+    """Fixes as data (``records``, ``fixed``), rendered (``modern``, ``classic``,
+    ``checks``), and whether re-exporting with exactly what :meth:`apply` returns
+    succeeded (``verified``). A fix that needs ``torch._check`` lines in the model
+    (``checks``) is never ``verified``: ``apply`` cannot add them;
+    ``verified_with_checks`` says whether re-exporting with the spec plus those checks
+    succeeded. ``larger_example`` (input dim text -> size) is the other choice for dims
+    specialized at an example size 0/1: export with those example sizes, same spec
+    (re-exported before it is offered); None when it does not work.
+
+    ``program`` is the program that verification exported, i.e. what
+    ``export(f, args, kwargs, dynamic_shapes=err.fixes.apply(spec))`` returns (None when
+    the fix is not verified); ``larger_example_program`` the program exported with the
+    user's spec and the ``larger_example`` sizes (None without one). Their SymshapeWarnings
+    were not emitted (the export failed): they are in ``program.symshape.warnings``.
+    """
+
+    records: Fixes
+    fixed: FixedSpec
+    modern: str
+    classic: str
+    checks: tuple[str, ...]
+    verified: bool
+    inputs: Inputs = field(repr=False)
+    verified_with_checks: bool = False
+    larger_example: Mapping[str, int] | None = None
+    program: SymshapeProgram | None = field(default=None, repr=False, compare=False)
+    larger_example_program: SymshapeProgram | None = field(default=None, repr=False, compare=False)
+
+    def __iter__(self) -> Any:
+        return iter(self.records)
+
+    def __len__(self) -> int:
+        return len(self.records)
+
+    def dynamic_shapes(self) -> dict[str, Any]:
+        """The corrected ``dynamic_shapes`` (torch ``Dim`` objects)."""
+        return torch_dynamic_shapes(self.fixed.spec, self.inputs)
+
+    def constraints(self) -> list[Any]:
+        """The corrected classic ``constraints`` (records naming the inputs)."""
+        return classic_constraints(self.fixed.spec)
+
+    def apply(self, spec: Any = None) -> Any:
+        """The corrected spec in the form given: a list of classic constraints gives
+        ``constraints``, any other ``dynamic_shapes`` the corrected ``dynamic_shapes``;
+        without ``spec``, the form the export was given."""
+        if isinstance(spec, (list, tuple)) and _looks_classic(spec):
+            return self.constraints()
+        if spec is None:
+            return user_form(self.fixed.spec, self.inputs)
+        return self.dynamic_shapes()
+
+    def render(self) -> str:
+        parts = ["Suggested fix (Dim form):", _indent(self.modern), "", "Suggested fix (classic form):",
+                 _indent(self.classic)]
+        if self.checks:
+            parts += ["", "Also add, in the model, where the constraint arises (apply() cannot add these):",
+                      *(_indent(c) for c in self.checks)]
+        if self.larger_example:
+            sizes = ", ".join(f"{d} = {n}" for d, n in self.larger_example.items())
+            parts += ["", f"Or keep the spec and export with a larger example: {sizes} (verified)"]
+        if self.checks and self.verified_with_checks:
+            parts += ["", "(verified with the torch._check lines added to the model)"]
+        elif not self.verified:
+            parts += ["", "(not verified: re-exporting with this fix did not succeed)"]
+        return "\n".join(parts)
+
+
+def _looks_classic(spec: list[Any] | tuple[Any, ...]) -> bool:
+    """A (possibly empty) sequence of classic constraint records, not a dynamic_shapes tuple."""
+    return all(hasattr(c, "text") for c in spec)
+
+
+def _indent(text: str) -> str:
+    return "\n".join("    " + line if line else line for line in text.splitlines())

@@ -1,0 +1,243 @@
+"""The result: a real ``torch.export.ExportedProgram`` whose ranges come from the solver.
+
+:func:`finish` writes the solver's final ranges into ``range_constraints``, adds runtime
+checks for the lower bounds torch leaves unchecked, and attaches the seed's
+``equality_constraints`` (pairs of :class:`shapes.spec.InputDim`) and a :class:`Report`
+(ranges, classes, relations, assumptions, routing statistics, the solver problem).
+:func:`save` / :func:`load` keep all of it across ``torch.export.save/load``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import io
+import json
+import warnings
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import IO, Any
+
+import torch
+from torch.export import ExportedProgram
+
+from export import _torch_compat as tc
+from export.program import archive
+from export.errors import ArchiveError, SymshapeWarning
+from export.program.floor_policy import floor_policy
+from export.spec.inputs import Inputs
+from export.tracing.trace import Trace
+from export.program.zero_one import NOTHING, ZeroOne, ZeroOneEvidence
+from shapes.printing import to_python
+from shapes.spec import InputDim
+from solver import Solver, to_json
+
+__all__ = ["SymshapeProgram", "Report", "finish", "save", "load"]
+
+_EXTRA = "symshape.json"
+
+
+@dataclass(frozen=True)
+class Report:
+    """What the solver concluded about one export."""
+
+    ranges: Mapping[str, tuple[int | None, int | None]]
+    classes: tuple[tuple[str, ...], ...]
+    relations: tuple[str, ...]
+    assumptions: tuple[str, ...]
+    stats: Mapping[str, Any] = field(default_factory=dict)
+    problem: str | None = None
+    warnings: tuple[str, ...] = ()
+    zero_one: tuple[ZeroOneEvidence, ...] = ()
+    """Per decision that relied on a dim being >= 2: the evidence that size 1 is still
+    right (``site`` / ``retrace``) or why the dim keeps the floor (``kept``)."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"ranges": {k: list(v) for k, v in self.ranges.items()}, "classes": [list(c) for c in self.classes],
+                "relations": list(self.relations), "assumptions": list(self.assumptions),
+                "stats": dict(self.stats), "problem": self.problem, "warnings": list(self.warnings),
+                "zero_one": [dataclasses.asdict(e) for e in self.zero_one]}
+
+    @staticmethod
+    def from_dict(d: Mapping[str, Any]) -> Report:
+        return Report({k: (v[0], v[1]) for k, v in d["ranges"].items()}, tuple(tuple(c) for c in d["classes"]),
+                      tuple(d["relations"]), tuple(d["assumptions"]), dict(d["stats"]), d.get("problem"),
+                      tuple(d.get("warnings", ())), tuple(ZeroOneEvidence(**e) for e in d.get("zero_one", ())))
+
+
+class SymshapeProgram(ExportedProgram):
+    """An ExportedProgram with ``equality_constraints`` and a symshape :class:`Report`.
+
+    The report's solver problem (JSON) is rendered on first access: most exports never
+    need it, and printing every guard costs about as much as the rest of the report.
+    """
+
+    equality_constraints: list[tuple[InputDim, InputDim]]
+
+    @property
+    def symshape(self) -> Report:
+        report: Report = self.__dict__["_symshape_report"]
+        solver = self.__dict__.get("_symshape_solver")
+        if solver is not None and report.problem is None:
+            report = dataclasses.replace(report, problem=_problem(solver))
+            self.__dict__["_symshape_report"] = report
+        return report
+
+    @property
+    def symshape_solver(self) -> Solver | None:
+        """The final-range solver this export judged with (classes, relations, bounds), kept
+        in-process; None on a loaded program, whose report carries the solver problem as JSON."""
+        return self.__dict__.get("_symshape_solver")
+
+    def __str__(self) -> str:
+        text = super().__str__()
+        pairs = ", ".join(f"({a!r}, {b!r})" for a, b in self.equality_constraints)
+        return f"{text}Equality constraints: [{pairs}]\n"
+
+
+def _placeholder_names(ep: ExportedProgram, inputs: Inputs) -> dict[str, str]:
+    """Leaf name -> the graph's placeholder name for user inputs."""
+    user = [s.arg.name for s in ep.graph_signature.input_specs if s.kind == torch.export.graph_signature.InputKind.USER_INPUT]
+    leaves = [leaf for leaf in inputs.leaves if leaf.is_tensor or not isinstance(leaf.value, (int, float, bool, str, type(None)))]
+    if len(user) == len(inputs.leaves):
+        leaves = list(inputs.leaves)
+    return {leaf.name: name for leaf, name in zip(leaves, user)}
+
+
+def _bound_text(lo: int | None, hi: int | None) -> str:
+    return f"[{lo if lo is not None else '-inf'}, {hi if hi is not None else 'inf'}]"
+
+
+def finish(ep: ExportedProgram, trace: Trace, zero_one: ZeroOne = NOTHING) -> SymshapeProgram:
+    """Write the solver's conclusions into ``ep`` and return it as a SymshapeProgram. The
+    trace must know every symbol of ``ep.range_constraints``
+    (:meth:`export.tracing.bridge.SolverBridge.trace` declares them); ``zero_one`` is the
+    evidence that lets dims drop torch's ``>= 2`` floor (:mod:`export.program.zero_one`)."""
+    policy = zero_one.policy or floor_policy(trace, zero_one.covered, zero_one.relieved, zero_one.kept)
+    s = policy.final
+    inputs = trace.inputs
+    ranges = {}
+    for sym in list(ep.range_constraints):
+        expr = trace.sym_map.get(sym) or trace.expression(sym)
+        if expr is None:
+            continue
+        ranges[sym] = s.bounds(expr)
+    tc.set_range_constraints(ep, {**{k: tc.range_bounds(v) for k, v in ep.range_constraints.items()}, **ranges})
+    names = _placeholder_names(ep, inputs)
+    dim_ranges = {str(d): s.bounds(sym) for d, sym in trace.dim_syms.items()}
+    checks = []
+    for d, sym in trace.dim_syms.items():
+        lo, _ = dim_ranges[str(d)]
+        if lo is not None and 0 < lo <= 2 and d.input_name in names:
+            why = ("sizes 0 and 1 are specialized while tracing" if lo == 2 else
+                   "torch's size symbols are positive, so a branch on size 0 was decided without a guard")
+            checks.append((names[d.input_name], d.dim, ">=", lo,
+                           f"symshape: {d} must be >= {lo}: the export assumed it ({why}), so smaller "
+                           "sizes would run a wrong program"))
+    tc.add_size_asserts(ep, checks)
+    equalities = _equalities(trace, names)
+    report = Report(
+        dim_ranges,
+        tuple(tuple(trace.names.get(x, str(x)) for x in cls) for cls in s.classes() if len(cls) > 1),
+        tuple(_relation_text(r, trace.names) for r in s.relations()),
+        tuple(f"{f.reason.text}: {f.reason.op}" for f in s.facts if f.reason.kind == "trace_assumption"),
+        {"asked": trace.stats.asked, "routed": trace.stats.routed, "to_torch": trace.stats.to_torch,
+         "solver_seconds": round(trace.stats.seconds, 6), "stages": dict(s.stats),
+         "facts": len(s.facts), "guards": len(s.guards), "boundary_retraces": zero_one.retraces},
+        None,
+        trace.zero_one_notes + _branch_warnings(trace, policy.needed),
+        zero_one.evidence,
+    )
+    for note in report.warnings:
+        warnings.warn(note, SymshapeWarning, stacklevel=4)
+    return _attach(ep, equalities, report, s)
+
+
+def _branch_warnings(trace: Trace, needed: Mapping[Any, tuple[Any, ...]]) -> tuple[str, ...]:
+    """The notes on user branches that still rely on the ``>= 2`` floor, once per line
+    (not once per input sharing a dim)."""
+    kept = {rel for rels in needed.values() for rel in rels}
+    out: dict[str, str] = {}
+    for rel, origin, text in trace.branch_notes:
+        if rel in kept:
+            out.setdefault(origin or text, text)
+    return tuple(out.values())
+
+
+def _relation_text(rel: Any, names: Mapping[Any, str]) -> str:
+    try:
+        return to_python(rel, names)
+    except Exception:  # noqa: BLE001 - a report line must never fail the export
+        return str(rel)
+
+
+def _attach(ep: ExportedProgram, equalities: list[tuple[InputDim, InputDim]], report: Report,
+            solver: Solver | None = None) -> SymshapeProgram:
+    ep.__class__ = SymshapeProgram
+    ep.equality_constraints = equalities  # type: ignore[attr-defined]
+    ep.__dict__["_symshape_report"] = report
+    if solver is not None:
+        ep.__dict__["_symshape_solver"] = solver
+    return ep  # type: ignore[return-value]
+
+
+def _problem(s: Solver) -> str | None:
+    try:
+        return to_json(s)
+    except Exception:  # noqa: BLE001 - the program stays usable without the problem
+        return None
+
+
+def _equalities(trace: Trace, names: Mapping[str, str]) -> list[tuple[InputDim, InputDim]]:
+    by_sym = {sym: d for d, sym in trace.dim_syms.items()}
+    out = []
+    for cls in trace.solver.classes():
+        dims = [by_sym[x] for x in cls if x in by_sym and by_sym[x].input_name in names]
+        for other in dims[1:]:
+            out.append((InputDim(names[dims[0].input_name], dims[0].dim), InputDim(names[other.input_name], other.dim)))
+    return out
+
+
+def save(ep: ExportedProgram, f: str | IO[bytes]) -> None:
+    """``torch.export.save`` that keeps the equality constraints and the symshape report
+    (in ``extra/symshape.json``, version :data:`export.program.archive.EXTRA_VERSION`)."""
+    extra = {}
+    if isinstance(ep, SymshapeProgram):
+        extra[_EXTRA] = json.dumps({
+            "format": "symshape.program", "version": archive.EXTRA_VERSION,
+            "equality_constraints": [[[a.input_name, a.dim], [b.input_name, b.dim]] for a, b in ep.equality_constraints],
+            "report": ep.symshape.to_dict(),
+        })
+    torch.export.save(ep, f, extra_files=extra)
+
+
+def load(f: str | IO[bytes]) -> ExportedProgram:
+    """``torch.export.load`` that restores what :func:`save` kept, and never runs code
+    from the archive: it refuses (:class:`export.errors.ArchiveError`) archives whose
+    loading would unpickle Python objects or evaluate non-sympy expressions, and names
+    the damage of any archive torch or symshape cannot read.
+
+    >>> load(io.BytesIO(b"PK not really"))
+    Traceback (most recent call last):
+    ...
+    export.errors.ArchiveError: <stream>: not a .pt2 archive (File is not a zip file)
+    """
+    name, data = archive.read_archive(f)
+    clean = archive.checked_archive(data, name)
+    extra: dict[str, Any] = {_EXTRA: None}  # None: absent (torch replaces an empty dict by its own)
+    try:
+        ep = torch.export.load(io.BytesIO(clean), extra_files=extra)
+    except Exception as e:  # noqa: BLE001 - whatever torch cannot read is a damaged archive
+        raise ArchiveError(f"{name}: torch cannot load the program: {_line(e)}") from e
+    if extra[_EXTRA] is None:
+        return ep
+    pairs, report = archive.decode_extra(extra[_EXTRA], name)
+    try:
+        restored = Report.from_dict(report)
+    except Exception as e:  # noqa: BLE001 - a field decode_extra passed but the report refuses
+        raise ArchiveError(f"{name}: extra/{_EXTRA}: report: {_line(e)}") from e
+    return _attach(ep, [(InputDim(*a), InputDim(*b)) for a, b in pairs], restored)
+
+
+def _line(e: BaseException) -> str:
+    text = str(e).strip().splitlines()
+    return f"{type(e).__name__}: {text[0][:200] if text else ''}".rstrip(": ")

@@ -1,0 +1,407 @@
+"""Sizes 0/1: evidence, per hard decision that relied on torch's ``>= 2`` floor, that the
+general program is still right at size 1.
+
+:func:`export.program.floor_policy.floor_policy` names the decisions that relied on the floor.
+Each gets evidence of one of two kinds, recorded as :class:`ZeroOneEvidence`:
+
+* ``site``: every place that asked it is in a table of value-neutral places
+  (:mod:`export.tracing.sites`: torch lines such as the stride of a size-1 dim, view/reshape
+  grouping, the fake-tensor cache; the kernel of an op already recorded as a node; a
+  torch function's own check; library lines neutral given their frame's state);
+* ``retrace``: for the dims the table leaves uncovered, a **boundary re-trace** with those
+  dims at example size 1 kept symbolic (torch's ``specialize_zero_one`` off). The point
+  ``S`` (a set of dims at 1, the others ``>= 2``) is covered when the boundary graph equals
+  the general graph structurally (same ops, targets, arguments and outputs once both are
+  read at the point) and every hard decision of the boundary trace not covered by the
+  table is decided the same way by the general program's region at the point. Two dims
+  ``b, s`` are relieved together only when ``{b}``, ``{s}`` and ``{b, s}`` are all covered.
+
+A dim whose decisions lack evidence keeps the floor (``kind="kept"`` says why). Size 0 is
+not claimed: sizes stay ``>= 1`` (torch's size symbols are positive).
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import sympy
+from torch.export import ExportedProgram
+
+from export import _torch_compat as tc
+from export.program.floor_policy import FloorPolicy, floor_policy, is_floor, needed_floor, relaxed_solver
+from export.tracing.sites import covered, justification
+from export.tracing.trace import Trace
+from shapes.printing import to_python
+from shapes.spec import InputDim
+from solver import Reason, Solver, SolverError, Truth
+
+__all__ = ["ZeroOneEvidence", "ZeroOne", "Boundary", "zero_one", "graph_form"]
+
+Boundary = Callable[[Mapping[InputDim, int]], "tuple[ExportedProgram, Trace] | None"]
+"""Re-trace with the given example sizes and 0/1 kept symbolic; None when it fails."""
+
+MAX_RETRACED_DIMS = 2
+"""At most this many dims are re-traced together (2 dims: 3 boundary points)."""
+
+_KINDS = ("spec", "guard", "trace_assumption")
+_INT_MAX = 2**63 - 1
+_ASSERTS = ("_assert_scalar", "sym_constrain_range", "_assert_tensor_metadata", "_assert_async")
+
+
+@dataclass(frozen=True, slots=True)
+class ZeroOneEvidence:
+    """Why a decision that relied on a dim being ``>= 2`` does (or does not) hold the
+    program back at size 1. ``dim`` is the dim, ``rel`` the decision, ``kind`` one of
+    ``site`` / ``retrace`` / ``kept``, ``site`` where it was asked, ``why`` the
+    justification (the table's line, the boundary points checked, or what failed)."""
+
+    dim: str
+    rel: str
+    kind: str
+    site: str
+    why: str
+
+    def __str__(self) -> str:
+        return f"{self.dim}: {self.rel} [{self.kind}] at {self.site}: {self.why}"
+
+
+@dataclass(frozen=True, slots=True)
+class ZeroOne:
+    """The outcome: ``covered`` decisions (by the site table), ``relieved`` root dims (by
+    a boundary re-trace: all their decisions), ``kept`` root dims that keep the floor
+    whatever covers their decisions (torch's own guards reject size 1), the ``evidence``
+    records, and the number of boundary ``retraces`` run. ``policy`` is the floor policy
+    of exactly these ``covered``/``relieved``/``kept`` when one was built (reused by
+    :func:`export.program.exported.finish` instead of building it again)."""
+
+    covered: frozenset[sympy.Basic]
+    relieved: frozenset[sympy.Symbol]
+    evidence: tuple[ZeroOneEvidence, ...]
+    retraces: int = 0
+    kept: frozenset[sympy.Symbol] = frozenset()
+    policy: FloorPolicy | None = None
+
+
+NOTHING = ZeroOne(frozenset(), frozenset(), ())
+
+
+def zero_one(trace: Trace, program: ExportedProgram | None = None, boundary: Boundary | None = None) -> ZeroOne:
+    """The 0/1 evidence of ``trace`` (see the module docstring). ``boundary`` re-traces
+    and ``program`` is the general program to compare with (either None: the site table
+    only)."""
+    needed = needed_floor(trace, relaxed_solver(trace))
+    if not needed:
+        return NOTHING
+    names = trace.names
+    records: list[ZeroOneEvidence] = []
+    covered_rels: set[sympy.Basic] = set()
+    open_roots: list[sympy.Symbol] = []
+    for root, rels in needed.items():
+        dim = _dim_name(trace, root)
+        left = False
+        for rel in rels:
+            sites = trace.sites.get(rel, frozenset())
+            where = "; ".join(sorted(str(s) for s in sites)) or "?"
+            if covered(sites):
+                covered_rels.add(rel)
+                why = "; ".join(sorted({justification(s) or "" for s in sites}))
+                records.append(ZeroOneEvidence(dim, _text(rel, names), "site", where, why))
+            else:
+                left = True
+        if left:
+            open_roots.append(root)
+    points = _Points(trace, program, needed, open_roots, boundary if program is not None else None)
+    relieved, retrace_records = _retrace(trace, needed, covered_rels, open_roots, points)
+    policy = floor_policy(trace, covered_rels, relieved, needed=needed) if program is not None and (covered_rels or relieved) else None
+    blocked = _torch_checks(trace, program, needed, policy)
+    if blocked:
+        names = {_dim_name(trace, r): g for r, g in blocked.items()}
+        records = [_blocked(e, names) for e in records]
+        retrace_records = [_blocked(e, names) for e in retrace_records]
+        relieved = frozenset(r for r in relieved if r not in blocked)
+        policy = None  # built without the kept dims: finish builds the final one
+    return ZeroOne(frozenset(covered_rels), relieved, tuple(records + retrace_records), points.runs,
+                   frozenset(blocked), policy)
+
+
+def _torch_checks(trace: Trace, program: ExportedProgram | None, needed: Mapping[sympy.Symbol, tuple[sympy.Basic, ...]],
+                  policy: FloorPolicy | None) -> dict[sympy.Symbol, str]:
+    """Root dims whose size 1 torch's own recorded guards (the program's run-time input
+    checks) still reject under ``policy`` (the relieved one): relieving them would report
+    a range the program does not run."""
+    if program is None or policy is None:
+        return {}
+    final = policy.final
+    out: dict[sympy.Symbol, str] = {}
+    for guard in tc.recorded_guards(program):
+        rel = trace.convert(guard)
+        if rel is None or not rel.free_symbols:
+            continue
+        try:
+            ok = final.decide(rel) is Truth.TRUE
+        except SolverError:
+            ok = False
+        if not ok:
+            for x in rel.free_symbols:
+                try:
+                    root = trace.solver.root_of(x)
+                except SolverError:
+                    continue
+                if root in needed:
+                    out.setdefault(root, _text(rel, trace.names))
+    return out
+
+
+def _blocked(e: ZeroOneEvidence, blocked: Mapping[str, str]) -> ZeroOneEvidence:
+    guard = blocked.get(e.dim)
+    if guard is None or e.kind == "kept":
+        return e
+    return ZeroOneEvidence(e.dim, e.rel, "kept", e.site,
+                           f"{e.why}; but torch recorded the guard {guard}, which the program checks at run time")
+
+
+def _retrace(trace: Trace, needed: Mapping[sympy.Symbol, tuple[sympy.Basic, ...]], covered_rels: set[sympy.Basic],
+             roots: list[sympy.Symbol], points: _Points) -> tuple[frozenset[sympy.Symbol], list[ZeroOneEvidence]]:
+    """Relieve what a boundary re-trace can: the largest set of ``roots`` (at most
+    :data:`MAX_RETRACED_DIMS`) all of whose points are covered."""
+    best: tuple[sympy.Symbol, ...] = ()
+    for k in range(min(len(roots), MAX_RETRACED_DIMS), 0, -1):
+        for combo in itertools.combinations(roots, k):
+            if all(points.ok(frozenset(sub)) for n in range(1, k + 1) for sub in itertools.combinations(combo, n)):
+                best = combo
+                break
+        if best:
+            break
+    out: list[ZeroOneEvidence] = []
+    for root in roots:
+        dim = _dim_name(trace, root)
+        for rel in needed[root]:
+            if rel in covered_rels:
+                continue
+            sites = trace.sites.get(rel, frozenset())
+            where = "; ".join(sorted(str(s) for s in sites)) or "?"
+            if root in best:
+                why = "boundary re-trace: " + "; ".join(points.describe(frozenset(sub)) for n in range(1, len(best) + 1)
+                                                         for sub in itertools.combinations(best, n))
+                out.append(ZeroOneEvidence(dim, _text(rel, trace.names), "retrace", where, why))
+            else:
+                out.append(ZeroOneEvidence(dim, _text(rel, trace.names), "kept", where, points.failure(root)))
+    return frozenset(best), out
+
+
+class _Points:
+    """Boundary points checked on demand, memoized: a point is a set of root dims at 1."""
+
+    def __init__(self, trace: Trace, program: ExportedProgram | None, needed: Mapping[sympy.Symbol, tuple[sympy.Basic, ...]],
+                 roots: list[sympy.Symbol], boundary: Boundary | None) -> None:
+        self.trace, self.program, self.needed, self.roots = trace, program, needed, roots
+        self.boundary = boundary
+        self.results: dict[frozenset[sympy.Symbol], str | None] = {}  # point -> failure (None: covered)
+        self.runs = 0
+
+    def ok(self, point: frozenset[sympy.Symbol]) -> bool:
+        if point not in self.results:
+            self.results[point] = self._check(point)
+        return self.results[point] is None
+
+    def describe(self, point: frozenset[sympy.Symbol]) -> str:
+        return "{" + ", ".join(sorted(f"{_dim_name(self.trace, r)}=1" for r in point)) + "} same graph, decisions hold"
+
+    def failure(self, root: sympy.Symbol) -> str:
+        fails = [f"{{{', '.join(sorted(_dim_name(self.trace, r) + '=1' for r in p))}}}: {why}"
+                 for p, why in self.results.items() if root in p and why is not None]
+        if self.boundary is None:
+            return "not in the site table, and no boundary re-trace was run"
+        return "; ".join(fails) or "not in the site table; the boundary re-trace was not tried for this dim"
+
+    def _check(self, point: frozenset[sympy.Symbol]) -> str | None:
+        if self.boundary is None or self.program is None:
+            return "no boundary re-trace"
+        sizes = _boundary_sizes(self.trace, point)
+        if sizes is None:
+            return "a derived dim (no example of size 1)"
+        self.runs += 1
+        got = self.boundary(sizes)
+        if got is None:
+            return "the boundary re-trace failed"
+        ep1, t1 = got
+        region = _region(self.trace, self.roots, point)
+        if region is None:
+            return None  # the program's region holds no such point: nothing to cover
+        wrong = _undecided(t1, region)
+        if wrong is not None:
+            return f"the boundary trace decided {wrong}, which the program's region does not imply"
+        values = {str(s): 1 for r in point for s in _members(self.trace, r)}
+        if graph_form(self.program, self.trace, values) != graph_form(ep1, t1, values):
+            return "the boundary graph differs from the general one"
+        return None
+
+
+def _members(trace: Trace, root: sympy.Symbol) -> list[sympy.Symbol]:
+    """The input-dim and root-dim symbols of ``root``'s class."""
+    syms = list(trace.dim_syms.values()) + list(trace.root_syms.values())
+    return [s for s in syms if trace.solver.root_of(s) == root]
+
+
+def _boundary_sizes(trace: Trace, point: frozenset[sympy.Symbol]) -> dict[InputDim, int] | None:
+    """Example sizes with every input dim of the point's classes at 1; None when one of
+    them is a derived dim (``2*b``: no size 1)."""
+    sizes: dict[InputDim, int] = {}
+    for d, sym in trace.dim_syms.items():
+        if trace.solver.root_of(sym) not in point:
+            continue
+        decl = trace.spec.decl(d)
+        if decl is not None and decl.expr is not None and not isinstance(decl.expr, sympy.Symbol):
+            return None
+        sizes[d] = 1
+    return sizes
+
+
+def _region(trace: Trace, roots: Iterable[sympy.Symbol], point: frozenset[sympy.Symbol]) -> Solver | None:
+    """The general program's facts at the point, no ``>= 2`` floor but the point's dims
+    at 1 and the other open dims ``>= 2``; None when no assignment satisfies them."""
+    open_roots = set(roots)
+    region = trace.solver.replica(kinds=_KINDS, keep=lambda f: not is_floor(f))
+    try:
+        for r in open_roots:
+            rel = sympy.Eq(r, 1) if r in point else sympy.Ge(r, 2)
+            region.assume(rel, Reason("trace_assumption", str(rel), None, "boundary point"))
+    except SolverError:
+        return None
+    return region
+
+
+def _undecided(t1: Trace, region: Solver) -> str | None:
+    """The first hard decision of the boundary trace (not covered by the site table) whose
+    answer the region does not imply, as text; None when all are implied."""
+    for rel in sorted(t1.hard, key=str):
+        if covered(t1.sites.get(rel, frozenset())):
+            continue
+        answer = t1.answers.get(rel)
+        if answer is None:
+            return _text(rel, t1.names)
+        try:
+            t = region.decide(rel)
+        except SolverError:
+            return _text(rel, t1.names)
+        if t is not (Truth.TRUE if answer else Truth.FALSE):
+            return f"{_text(rel, t1.names)} -> {answer}"
+    if t1.stats.to_torch:
+        return f"{t1.stats.to_torch} question(s) torch answered itself"
+    return None
+
+
+def graph_form(ep: ExportedProgram, trace: Trace, values: Mapping[str, int]) -> tuple[Any, ...]:
+    """The graph of ``ep`` as comparable data, read at a point: ops and targets in order,
+    arguments with nodes by position and sizes as their expressions (torch's symbols
+    renamed to the trace's dims, those named in ``values`` replaced by the value). Size
+    arithmetic and runtime asserts are folded away (a boundary trace computes sizes as
+    constants; asserts are checks, compared as guards, not as ops)."""
+    env: dict[Any, Any] = {}
+    out: list[Any] = []
+    canon = _Canonical(trace)
+    for node in ep.graph_module.graph.nodes:
+        if node.op == "placeholder":
+            env[node] = ("input", node.name)
+            continue
+        size = _size_form(canon, node.meta.get("val"), values) if node.op == "call_function" else None
+        if size is not None:
+            env[node] = size
+            continue
+        if node.op == "call_function" and any(a in str(node.target) for a in _ASSERTS):
+            continue
+        if _is_full_slice(node) or _is_value_identity(node):
+            env[node] = _norm(node.args[0], env)  # the same values as its input, at every size
+            continue
+        env[node] = ("node", len(out))
+        out.append((node.op, str(node.target), _norm(node.args, env), _norm(dict(node.kwargs), env)))
+    return tuple(out)
+
+
+def _is_value_identity(node: Any) -> bool:
+    """``aten.contiguous``: the input's values in another layout (torch records it only
+    when it cannot tell the input is contiguous already, e.g. not at size 1)."""
+    return node.op == "call_function" and str(node.target).startswith("aten.contiguous.")
+
+
+def _is_full_slice(node: Any) -> bool:
+    """``aten.slice.Tensor(x, dim, 0, >= 2**63 - 1[, 1])``: every element of ``x``, whatever
+    its size (torch drops such a slice when it can tell it is full, e.g. at size 1)."""
+    if node.op != "call_function" or str(node.target) != "aten.slice.Tensor":
+        return False
+    rest = list(node.args[2:]) + [node.kwargs.get(k) for k in ("start", "end", "step") if k in node.kwargs]
+    start, end, step = (rest + [0, _INT_MAX, 1][len(rest):])[:3]
+    return start in (0, None) and (end is None or (isinstance(end, int) and end >= _INT_MAX)) and step in (1, None)
+
+
+class _Canonical:
+    """Sizes in a trace's dims, each dim replaced by the first (by name) dim its trace
+    proves equal to it: two traces may pick different members of one class."""
+
+    def __init__(self, trace: Trace) -> None:
+        self.trace = trace
+        self.named: dict[sympy.Symbol, sympy.Symbol] = {}
+        self.dims = sorted({*trace.dim_syms.values(), *trace.root_syms.values()}, key=lambda s: s.name)
+
+    def symbol(self, sym: sympy.Symbol) -> sympy.Symbol:
+        if sym not in self.named:
+            self.named[sym] = sym
+            if sym in self.dims:
+                root = self.trace.solver.root_of(sym)
+                for other in self.dims:
+                    if self.trace.solver.root_of(other) == root and \
+                            self.trace.solver.decide(sympy.Eq(other, sym)) is Truth.TRUE:
+                        self.named[sym] = other
+                        break
+        return self.named[sym]
+
+    def expression(self, expr: sympy.Basic, values: Mapping[str, int]) -> str:
+        mine = self.trace.expression(expr) if not isinstance(expr, sympy.logic.boolalg.BooleanAtom) else expr
+        if mine is None:
+            return str(expr)
+        subs: dict[sympy.Basic, Any] = {}
+        for s in mine.free_symbols:
+            c = self.symbol(s)
+            subs[s] = values.get(s.name, values.get(c.name, c))
+        return str(sympy.expand(mine.xreplace(subs)) if subs else mine)
+
+
+def _size_form(canon: _Canonical, val: Any, values: Mapping[str, int]) -> tuple[str, str] | None:
+    expr = tc.sym_expr(val) if not isinstance(val, (list, tuple)) else None
+    if expr is None:
+        return None
+    return ("size", canon.expression(expr, values))
+
+
+def _norm(x: Any, env: Mapping[Any, Any]) -> Any:
+    if isinstance(x, (list, tuple)):
+        return tuple(_norm(v, env) for v in x)
+    if isinstance(x, dict):
+        return tuple(sorted((k, _norm(v, env)) for k, v in x.items()))
+    if x in env if _hashable(x) else False:
+        return env[x]
+    if isinstance(x, int) and not isinstance(x, bool):
+        return ("size", str(x))
+    return repr(x)
+
+
+def _hashable(x: Any) -> bool:
+    try:
+        hash(x)
+    except TypeError:
+        return False
+    return True
+
+
+def _dim_name(trace: Trace, root: sympy.Symbol) -> str:
+    return trace.names.get(root, str(root))
+
+
+def _text(rel: sympy.Basic, names: Mapping[sympy.Symbol, str]) -> str:
+    try:
+        return to_python(rel, names)
+    except Exception:  # noqa: BLE001 - a record must never fail the export
+        return str(rel)

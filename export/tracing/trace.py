@@ -1,0 +1,166 @@
+"""What one torch.export trace left behind: a frozen :class:`Trace`.
+
+The bridge (:class:`export.tracing.bridge.SolverBridge`) answers torch's questions while tracing;
+when tracing ends it hands over one :class:`Trace` and is done. Everything after tracing
+reads the Trace: diagnosis (:mod:`export.diagnose.violations`), the program's ranges
+(:mod:`export.program.exported`), fixes (:mod:`export.fixes.apply`), the ``>= 2`` policy
+(:mod:`export.program.floor_policy`).
+
+Three kinds of symbols live in the trace's solver:
+
+* **input dims** (``dim_syms``, one per dynamic input dim, ``x.size(0)`` -> ``x_size0``)
+  and the spec's **root dims** (``root_syms``, ``batch``, ``_h``); ``auto_syms`` are the
+  input dims the spec left to torch (``Dim.AUTO``, or made dynamic by torch itself);
+* **internal** symbols (``internal_syms``): torch's own (strides, storage offsets);
+* **unbacked** symbols (``unbacked_syms``): data-dependent values (``.item()``).
+
+The reason ops of torch's own assumptions (the ``op`` of a ``trace_assumption``
+:class:`solver.Reason`) are spelled once here: :data:`FLOOR_OP`, :data:`POSITIVE_OP`,
+:data:`SPECIALIZED_OP`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import TypeVar
+
+import sympy
+
+from export.tracing.convert import default_symbol, to_shapes
+from export.errors import UnsupportedGuardError
+from export.spec.inputs import Inputs
+from export.tracing.provenance import UserFrame
+from export.tracing.sites import Site
+from export.spec.dynamic_shapes import Spec
+from shapes.relation import is_relation
+from shapes.spec import InputDim
+from solver import Fact, Solver
+
+__all__ = ["Trace", "TraceStats", "FLOOR_OP", "POSITIVE_OP", "SPECIALIZED_OP", "frozen_map", "spec_or_positive"]
+
+K = TypeVar("K")
+V = TypeVar("V")
+
+FLOOR_OP = "torch assumes sizes >= 2 (0/1 specialization)"
+"""The op of torch's ``>= 2`` trace assumption on a dynamic size (see :mod:`export.program.floor_policy`)."""
+POSITIVE_OP = "torch's size symbols are positive: sympy folds s == 0 to False unseen"
+"""The op of the ``>= 1`` assumption every size symbol of torch carries."""
+SPECIALIZED_OP = "torch specialized"
+"""The start of the op of torch's specialization of a dim to its example size (0/1, static)."""
+
+
+def spec_or_positive(fact: Fact) -> bool:
+    """The spec's facts and torch's sizes-are-positive assumption (no ``>= 2`` floor): what
+    holds for every size a program of the spec runs, for a replica's ``keep``."""
+    return fact.reason.kind == "spec" or fact.reason.op == POSITIVE_OP
+
+
+def frozen_map(d: Mapping[K, V]) -> Mapping[K, V]:
+    """A read-only copy of ``d``.
+
+    >>> m = frozen_map({"a": 1})
+    >>> m["a"], type(m).__name__
+    (1, 'mappingproxy')
+    """
+    return MappingProxyType(dict(d))
+
+
+@dataclass(frozen=True, slots=True)
+class TraceStats:
+    """What one export asked and who answered: ``asked`` decisions, ``routed`` to the
+    solver, ``to_torch`` left to torch (not convertible), ``seconds`` in the solver, and
+    the ``unsupported`` sub-expressions that kept a decision from the solver."""
+
+    asked: int = 0
+    routed: int = 0
+    to_torch: int = 0
+    seconds: float = 0.0
+    unsupported: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Trace:
+    """The outcome of one trace (see the module docstring).
+
+    ``solver`` holds every fact the trace made (spec, trace assumptions, guards); it is
+    not to be told anything more (build a ``replica`` to experiment). ``sym_map`` maps
+    torch's symbols to their solver expressions; ``names`` maps solver symbols to what the
+    user reads (``x.size(0)``). ``hard`` are the questions (solver relations) asked by hard
+    decisions (an ``if``, ``int()``, ``torch._check``; not torch's 0/1-safe queries), and
+    ``answered_by_fact`` those among all questions whose answer was recorded as a new fact
+    (so it needed no assumption). ``unbacked_origins`` maps torch's unbacked symbols to the
+    user frame that made them (the ``.item()``); ``zero_one_notes`` are the warnings about
+    0/1 sizes; ``torch_reports`` torch's own constraint-violation texts (never shown).
+    ``sites`` maps each hard question to the places that asked it
+    (:class:`export.tracing.sites.Site`), ``answers`` each hard question to its answer.
+    ``branch_notes`` are ``(question, origin, text)`` for user branches comparing a dim
+    with 0/1/2: warnings when the dim keeps the ``>= 2`` floor. ``neutral`` maps each
+    question that a derived or intermediate size is not 0/1, asked at value-neutral torch
+    places, to those places: answered by the example with no fact and no guard
+    (:meth:`export.tracing.bridge.SolverBridge.on_neutral`).
+    """
+
+    spec: Spec
+    inputs: Inputs
+    solver: Solver
+    dim_syms: Mapping[InputDim, sympy.Symbol]
+    root_syms: Mapping[str, sympy.Symbol]
+    auto_syms: frozenset[sympy.Symbol]
+    internal_syms: frozenset[sympy.Symbol]
+    unbacked_syms: frozenset[sympy.Symbol]
+    names: Mapping[sympy.Symbol, str]
+    sym_map: Mapping[sympy.Symbol, sympy.Expr]
+    stats: TraceStats
+    hard: frozenset[sympy.Basic]
+    answered_by_fact: frozenset[sympy.Basic]
+    zero_one_notes: tuple[str, ...]
+    unbacked_origins: Mapping[sympy.Symbol, UserFrame]
+    torch_reports: tuple[str, ...]
+    sites: Mapping[sympy.Basic, frozenset[Site]] = field(default_factory=lambda: frozen_map({}))
+    answers: Mapping[sympy.Basic, bool] = field(default_factory=lambda: frozen_map({}))
+    branch_notes: tuple[tuple[sympy.Basic, str, str], ...] = ()
+    neutral: Mapping[sympy.Basic, frozenset[Site]] = field(default_factory=lambda: frozen_map({}))
+
+    # -- symbols ------------------------------------------------------------------------------
+    @property
+    def user_syms(self) -> frozenset[sympy.Symbol]:
+        """The symbols the user declared: dynamic input dims (not AUTO) and root dims."""
+        dims = {s for s in self.dim_syms.values() if s not in self.auto_syms}
+        return frozenset(dims | {r.symbol for r in self.spec.roots})
+
+    @property
+    def dynamic_syms(self) -> frozenset[sympy.Symbol]:
+        """The input dims the spec declares ``dynamic`` (they must not specialize)."""
+        return frozenset(self.dim_syms[d.dim] for d in self.spec.decls
+                         if d.mode == "dynamic" and d.dim in self.dim_syms)
+
+    def is_about_inputs(self, fact: Fact) -> bool:
+        """Whether ``fact`` speaks of input and root dims only (no torch-internal or
+        data-dependent symbol): what a spec or a fix can say."""
+        return not fact.rel.free_symbols & (self.internal_syms | self.unbacked_syms)
+
+    def symbol(self, sym: sympy.Symbol) -> sympy.Expr:
+        """The solver expression of torch's symbol ``sym``; a symbol the trace never saw
+        becomes an integer symbol of the same name (:func:`export.tracing.convert.default_symbol`)."""
+        known = self.sym_map.get(sym)
+        return known if known is not None else default_symbol(sym)
+
+    # -- torch expressions ------------------------------------------------------------------
+    def expression(self, expr: sympy.Basic) -> sympy.Expr | None:
+        """A torch size expression in solver symbols, or None (not convertible, or not
+        an integer expression)."""
+        out = self._to_shapes(expr)
+        return out if isinstance(out, sympy.Expr) else None
+
+    def convert(self, expr: sympy.Basic) -> sympy.Basic | None:
+        """A torch guard as a solver relation, or None (not convertible, or not a relation)."""
+        out = self._to_shapes(expr)
+        return out if out is not None and is_relation(out) else None
+
+    def _to_shapes(self, expr: sympy.Basic) -> sympy.Basic | None:
+        try:
+            return to_shapes(expr, self.symbol)
+        except UnsupportedGuardError:
+            return None

@@ -1,12 +1,7 @@
-"""Shared setup for the solver tests: makes ``oracle_support`` importable and prints the
-oracle figures that the property tests collect (see ``oracle_support.COUNTS``)."""
+"""Prints the oracle figures that the solver's property tests collect (see
+``oracle_support.COUNTS``, in ``tests/support/``)."""
 
-import sys
-from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from oracle_support import COUNTS  # noqa: E402
+from oracle_support import COUNTS
 
 
 def pytest_terminal_summary(terminalreporter):  # noqa: D103 - pytest hook

@@ -1,0 +1,161 @@
+"""0/1 evidence end to end: the program accepts size 1 exactly when evidence says it is
+right (and then matches eager there), keeps the floor otherwise; re-trace evidence for
+identical vs different boundary graphs, one and two dims."""
+
+from __future__ import annotations
+
+import io
+import sys
+import warnings
+from pathlib import Path
+
+import pytest
+import torch
+from torch.export import Dim
+
+from zero_one_models import (  # noqa: E402
+    CausalAlways, CausalIfNoMask, ClsToken, EqOne, LinView, SecondDimOnly, TwoBranches)
+
+import export  # noqa: E402
+from export.api import traced  # noqa: E402
+from export.program.zero_one import graph_form, zero_one  # noqa: E402
+
+
+def _runs_like_eager(ep: export.SymshapeProgram, model: torch.nn.Module, *args: torch.Tensor) -> bool:
+    return torch.allclose(ep.module()(*args), model(*args), atol=1e-5)
+
+
+@pytest.mark.parametrize("make, shape, spec, small", [
+    (ClsToken, (3, 5, 8), {"x": {0: Dim("b")}}, [(1, 5, 8)]),
+    (LinView, (3, 5, 8), {"x": {0: Dim("b"), 1: Dim("s")}}, [(1, 5, 8), (3, 1, 8), (1, 1, 8)]),
+])
+def test_minimal_cases_accept_size_1_and_match_eager(make, shape, spec, small) -> None:
+    model = make()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", export.SymshapeWarning)  # nothing the user must act on
+        ep = export.export(model, (torch.randn(*shape),), dynamic_shapes=spec)
+    assert ep.symshape.warnings == ()
+    assert all(lo == 1 for lo, _ in ep.symshape.ranges.values())
+    assert all(lo == 1 for lo, _ in (vr for vr in ((r.lower, r.upper) for r in ep.range_constraints.values())))
+    for s in small:
+        x = torch.randn(*s)
+        assert _runs_like_eager(ep, model, x)
+    assert ep.symshape.stats["boundary_retraces"] == 0  # the site table covered everything
+
+
+def test_branch_on_one_still_refuses_size_1() -> None:
+    with pytest.warns(export.SymshapeWarning, match=r"x.size\(0\) == 1 was decided False") as seen:
+        ep = export.export(EqOne(), (torch.randn(4, 3),), dynamic_shapes={"x": {0: Dim("b")}})
+    assert len(seen) == 1
+    assert ep.symshape.ranges["x.size(0)"] == (2, None)
+    with pytest.raises(RuntimeError, match=r"x.size\(0\) must be >= 2"):
+        ep.module()(torch.ones(1, 3))
+    assert ep.symshape.stats["boundary_retraces"] == 1
+
+
+def test_retrace_with_the_same_graph_relieves_the_dim() -> None:
+    model, b, s = CausalIfNoMask(), Dim("b"), Dim("s")
+    ep = export.export(model, (torch.randn(2, 2, 5, 8), torch.zeros(2, 1, 5, 5)),
+                       dynamic_shapes={"q": {0: b, 2: s}, "mask": {0: b, 2: s, 3: s}})
+    assert ep.symshape.ranges["q.size(2)"] == (1, None)
+    (record,) = [e for e in ep.symshape.zero_one if e.kind != "site"]
+    assert record.kind == "retrace" and record.dim == "s" and "{s=1} same graph" in record.why
+    assert _runs_like_eager(ep, model, torch.randn(1, 2, 1, 8), torch.zeros(1, 1, 1, 1))
+    assert _runs_like_eager(ep, model, torch.randn(3, 2, 1, 8), torch.randn(3, 1, 1, 1))
+
+
+def test_retrace_with_another_graph_keeps_the_floor() -> None:
+    model = CausalAlways()
+    ep = export.export(model, (torch.randn(2, 2, 5, 8),), dynamic_shapes={"q": {0: Dim("b"), 2: Dim("s")}})
+    assert ep.symshape.ranges["q.size(2)"] == (2, None) and ep.symshape.ranges["q.size(0)"] == (1, None)
+    (record,) = ep.symshape.zero_one
+    assert record.kind == "kept" and "boundary graph differs" in record.why
+    with pytest.raises(RuntimeError, match=r"q.size\(2\) must be >= 2"):
+        ep.module()(torch.randn(2, 2, 1, 8))
+
+
+def test_two_dims_need_three_points() -> None:
+    model = TwoBranches()
+    ep = export.export(model, (torch.randn(4, 5, 3),), dynamic_shapes={"x": {0: Dim("a"), 1: Dim("c")}})
+    assert ep.symshape.ranges == {"x.size(0)": (1, None), "x.size(1)": (1, None)}
+    assert ep.symshape.stats["boundary_retraces"] == 3
+    why = {e.why for e in ep.symshape.zero_one}
+    assert all("{a=1}" in w and "{c=1}" in w and "{a=1, c=1}" in w for w in why)
+    for shape in [(1, 5, 3), (4, 1, 3), (1, 1, 3)]:
+        assert _runs_like_eager(ep, model, torch.randn(*shape))
+
+
+def test_one_dim_relieved_the_other_kept() -> None:
+    model = SecondDimOnly()
+    ep = export.export(model, (torch.randn(4, 5),), dynamic_shapes={"x": {0: Dim("a"), 1: Dim("c")}})
+    assert ep.symshape.ranges == {"x.size(0)": (1, None), "x.size(1)": (2, None)}
+    kinds = {e.dim: e.kind for e in ep.symshape.zero_one}
+    assert kinds == {"a": "retrace", "c": "kept"}
+    assert _runs_like_eager(ep, model, torch.randn(1, 5))
+    with pytest.raises(RuntimeError, match=r"x.size\(1\) must be >= 2"):
+        ep.module()(torch.randn(4, 1))
+
+
+def test_without_a_boundary_the_table_alone_decides() -> None:
+    ep, trace = traced(CausalIfNoMask(), (torch.randn(2, 2, 5, 8), torch.zeros(2, 1, 5, 5)),
+                       dynamic_shapes={"q": {2: Dim("s")}, "mask": {2: Dim("s"), 3: Dim("s")}})
+    result = zero_one(trace)
+    assert not result.relieved and result.retraces == 0
+    assert [e.kind for e in result.evidence] == ["kept"]
+
+
+def test_graph_form_reads_sizes_at_the_point() -> None:
+    ep, trace = traced(LinView(), (torch.randn(3, 5, 8),), dynamic_shapes={"x": {0: Dim("b"), 1: Dim("s")}})
+    general = graph_form(ep, trace, {})
+    at_one = graph_form(ep, trace, {"x_size0": 1, "b": 1})
+    assert general != at_one
+    assert any("('size', 'b')" in str(op) for op in general)  # x.size(0) is b: one name per class
+    assert not any("('size', 'b" in str(op) or "x_size0" in str(op) for op in at_one)
+
+
+def test_evidence_survives_save_and_load() -> None:
+    ep = export.export(ClsToken(), (torch.randn(3, 5, 8),), dynamic_shapes={"x": {0: Dim("b")}})
+    buf = io.BytesIO()
+    export.save(ep, buf)
+    buf.seek(0)
+    loaded = export.load(buf)
+    assert loaded.symshape.zero_one == ep.symshape.zero_one and ep.symshape.zero_one
+
+
+class BothOne(torch.nn.Module):
+    def forward(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        if x.shape[0] == 1 or y.shape[0] == 1:
+            return x * y
+        return x + y
+
+
+def test_a_branch_warns_once_per_line_not_per_input_sharing_the_dim() -> None:
+    b = Dim("b")
+    with pytest.warns(export.SymshapeWarning) as seen:
+        ep = export.export(BothOne(), (torch.randn(3, 2), torch.randn(3, 2)),
+                           dynamic_shapes={"x": {0: b}, "y": {0: b}})
+    assert len([w for w in seen if issubclass(w.category, export.SymshapeWarning)]) == 1
+    assert len(ep.symshape.warnings) == 1 and "if x.shape[0] == 1 or y.shape[0] == 1:" in ep.symshape.warnings[0]
+    assert ep.symshape.ranges["x.size(0)"] == (2, None)
+
+
+class Patches(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.proj = torch.nn.Conv2d(3, 8, 16, stride=16)
+
+    def forward(self, img: torch.Tensor) -> torch.Tensor:
+        return self.proj(img).flatten(2).transpose(1, 2)
+
+
+def test_torch_own_guard_keeps_the_floor_and_the_report_says_so() -> None:
+    h, w = Dim("_h", min=1, max=32), Dim("_w", min=1, max=32)
+    model = Patches()
+    ep = export.export(model, (torch.randn(2, 3, 48, 32),), dynamic_shapes={"img": {2: 16 * h, 3: 16 * w}})
+    lo, _ = ep.symshape.ranges["img.size(2)"]
+    kept = [e for e in ep.symshape.zero_one if e.kind == "kept"]
+    if lo == 32:  # torch recorded s // 16 != 1 itself: the program checks it, so the range says so
+        assert kept and all("torch recorded the guard" in e.why for e in kept)
+    else:  # no torch guard: size 16 must then run like eager
+        x = torch.randn(2, 3, 16, 32)
+        assert torch.allclose(ep.module()(x), model(x), atol=1e-5)

@@ -1,23 +1,24 @@
 """solver: the symbolic-shape constraint engine (no torch).
 
 Equality classes by an affine union-find, interval ranges, congruences and Z3 last;
-three-valued answers; every fact with its reason; fixes as verified data
-(``suggest(s)``); JSON problems (``to_json(s)``, ``from_json(text)``). Re-exports only.
+three-valued answers; every fact with its reason; fixes as verified data (``suggest(s)``).
+Re-exports only: the names in ``__all__`` are the engine's public API, and the service (JSON
+problems, the replay and the JSON-lines server) is :mod:`solver.service`'s. ``export/``
+imports from these two and nothing else (``tests/test_layering.py`` checks it); every other
+module is internal.
 
-The names in ``__all__`` are the solver's public API: ``export/`` imports from ``solver``
-and nothing else (``tests/test_layering.py`` checks it); the submodules are internal.
+The engine's layers, bottom up: :mod:`solver.kernel` (intervals, congruences, union-find,
+Z3, normal form), :mod:`solver.state` (what is known), :mod:`solver.decide` (the stages,
+cheapest first), then :mod:`solver.engine` (the :class:`Solver` facade) with
+:mod:`solver.absorb` (taking a fact in), :mod:`solver.queries` (bounds, explanations) and
+:mod:`solver.fixes` (what the user should change).
 """
 
-from solver.service.codec import from_json, to_json
-from solver.kernel.congruence import Congruence, solve_linear
 from solver.engine import Solver
 from solver.errors import (
     ContradictionError,
     HintMismatchError,
-    LimitError,
-    ProtocolError,
     SolverError,
-    TimeLimitError,
     UndecidedGuardError,
     UnknownSymbolError,
 )
@@ -32,18 +33,9 @@ from solver.fixes import (
     SpecializeFix,
     suggest,
 )
-from solver.service.limits import Limits
-from solver.service.problem import FactSpec, GuardSpec, Problem, SymbolSpec
-from solver.service.protocol import (
-    Session,
-    answers_from_solver,
-    problem_from_solver,
-    replay,
-    serve,
-    solver_from_problem,
-)
-from solver.records import GuardRecord, SymbolInfo, Violation
+from solver.kernel.congruence import Congruence, solve_linear
 from solver.kernel.smt import Deadline
+from solver.records import GuardRecord, SymbolInfo, Violation
 from solver.truth import Fact, Reason, Truth
 
 __all__ = [
@@ -54,37 +46,21 @@ __all__ = [
     "DivisibleFix",
     "EqualFix",
     "Fact",
-    "FactSpec",
     "Fix",
     "Fixes",
     "GuardRecord",
-    "GuardSpec",
     "HintMismatchError",
-    "LimitError",
-    "Limits",
-    "Problem",
-    "ProtocolError",
     "RangeFix",
     "Reason",
     "RelationFix",
-    "Session",
     "Solver",
     "SolverError",
     "SpecializeFix",
     "SymbolInfo",
-    "SymbolSpec",
-    "TimeLimitError",
     "Truth",
     "UndecidedGuardError",
     "UnknownSymbolError",
     "Violation",
-    "answers_from_solver",
-    "from_json",
-    "problem_from_solver",
-    "replay",
-    "serve",
-    "solver_from_problem",
     "solve_linear",
     "suggest",
-    "to_json",
 ]

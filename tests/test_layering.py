@@ -172,14 +172,16 @@ def test_torch_compat_gates_the_version_before_any_private_import() -> None:
 # -- export uses only the public APIs of solver and shapes (issue 7, item 4) ----------------
 #
 # "Public" is defined per package:
-# * solver: the names in ``solver/__init__.py``'s ``__all__`` (a curated re-export list, as
-#   ``jax/export.py`` does); every submodule of ``solver`` is internal to it. export writes
-#   ``from solver import X`` (or ``import solver`` and ``solver.X``), never ``solver.<module>``.
+# * solver: the names in ``solver/__init__.py``'s ``__all__`` (the engine, a curated re-export
+#   list, as ``jax/export.py`` does) and in ``solver/service/__init__.py``'s (the JSON round trip,
+#   replay, the server); every other submodule of ``solver`` is internal to it. export writes
+#   ``from solver import X`` or ``from solver.service import X``, never ``solver.<module>``.
 # * shapes: its modules without a leading underscore, and in each the names its ``__all__``
 #   lists (every such module defines one). ``from shapes.spec import Spec`` and ``from shapes
 #   import Spec`` are both public; ``shapes._x`` or a name outside the module's ``__all__`` is not.
 
 SOLVER_INIT = ROOT / "solver" / "__init__.py"
+SERVICE_INIT = ROOT / "solver" / "service" / "__init__.py"
 
 
 def declared_all(path: Path) -> list[str] | None:
@@ -207,7 +209,9 @@ def _shapes_public(module: str) -> set[str] | None:
 def _public(module: str) -> set[str] | None:
     """What export may take from ``module`` (None: nothing, the module itself is internal)."""
     if module == "solver":
-        return set(declared_all(SOLVER_INIT) or ())
+        return set(declared_all(SOLVER_INIT) or ()) | {"service"}
+    if module == "solver.service":
+        return set(declared_all(SERVICE_INIT) or ())
     if module == "shapes" or module.startswith("shapes."):
         return _shapes_public(module)
     return None
@@ -260,6 +264,9 @@ def _non_public_access(module: str, attrs: list[str]) -> list[str]:
     ("from solver.fixes import Fixes", ["solver.fixes.Fixes"]),
     ("from solver.kernel import congruence as cg", ["solver.kernel.congruence"]),
     ("import solver.service.protocol", ["solver.service.protocol"]),
+    ("from solver.service import to_json, Session", []),
+    ("from solver.service import capture", ["solver.service.capture"]),
+    ("from solver import to_json", ["solver.to_json"]),
     ("import solver\nsolver.decide.stages.by_interval(e)", ["solver.decide"]),
     ("import solver as s\ns.Solver(); s.__file__", []),
     ("from shapes.spec import InputDim\nfrom shapes import FloorDiv, spec", []),
@@ -273,15 +280,25 @@ def test_public_import_detector(source: str, expected: list[str]) -> None:
     assert non_public_imports(source) == expected
 
 
-def test_solver_init_only_reexports_what_it_lists() -> None:
-    import solver
+@pytest.mark.parametrize("init", [SOLVER_INIT, SERVICE_INIT], ids=["solver", "solver.service"])
+def test_solver_surfaces_only_reexport_what_they_list(init: Path) -> None:
+    import importlib
 
-    tree = ast.parse(SOLVER_INIT.read_text(encoding="utf-8"))
+    module = importlib.import_module(".".join(init.parent.relative_to(ROOT).parts))
+    tree = ast.parse(init.read_text(encoding="utf-8"))
     imported = {a.asname or a.name for n in tree.body if isinstance(n, ast.ImportFrom) for a in n.names}
-    names = declared_all(SOLVER_INIT) or []
-    assert sorted(names) == sorted(imported), "solver/__init__.py: __all__ and the re-exports differ"
+    names = declared_all(init) or []
+    assert sorted(names) == sorted(imported), f"{init}: __all__ and the re-exports differ"
     assert all(isinstance(n, (ast.Expr, ast.ImportFrom, ast.Assign)) for n in tree.body), "re-exports only"
-    assert all(hasattr(solver, n) for n in names)
+    assert all(hasattr(module, n) for n in names)
+
+
+def test_solver_surface_is_small() -> None:
+    """The engine's names in ``solver``, the service's in ``solver.service`` (issue 20, item 4)."""
+    engine, service = declared_all(SOLVER_INIT) or [], declared_all(SERVICE_INIT) or []
+    assert len(engine) <= 25 and len(service) <= 15, (len(engine), len(service))
+    assert not set(engine) & set(service)
+    assert {"to_json", "from_json", "Session", "serve", "replay", "Problem", "Limits"} <= set(service)
 
 
 def test_every_public_shapes_module_declares_its_public_names() -> None:

@@ -13,7 +13,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from shapes.printing import to_python
-from solver import Solver, solver_from_problem
+from solver import Solver
+from solver.service import from_json
 
 __all__ = ["Analysis", "analyse", "INPUT_DIM", "range_text"]
 
@@ -23,7 +24,7 @@ INPUT_DIM = re.compile(r"^(?P<leaf>.+)\.size\((?P<dim>\d+)\)$")
 
 def analyse(problem: Mapping[str, Any]) -> Analysis:
     """The solver state of an export, from its problem (JSON, as the program carries it)."""
-    return Analysis(problem, solver_from_problem(problem))
+    return Analysis(problem, from_json(problem))
 
 
 def range_text(lo: int | None, hi: int | None) -> str:

@@ -22,7 +22,8 @@ from export.cli.analysis import INPUT_DIM, range_text
 from export.cli.args import UsageError
 from export.errors import ExportError
 from export.program.exported import load
-from solver import SolverError, replay
+from solver import SolverError
+from solver.service import replay
 
 __all__ = ["run_replay"]
 

@@ -17,7 +17,8 @@ from export.fixes.verify import static_fixes
 from export.errors import ConstraintViolationError
 from export.tracing.trace import SPECIALIZED_OP, Trace
 from shapes.spec import DimDecl
-from solver import Fact, SolverError, to_json
+from solver import Fact, SolverError
+from solver.service import to_json
 
 
 __all__ = ["pinned_dynamic_dims", "specialized_error"]

@@ -22,7 +22,8 @@ from export.fixes.suggested import Retry, SuggestedFixes
 from export.tracing.trace import FLOOR_OP, POSITIVE_OP, SPECIALIZED_OP, Trace
 from shapes.spec import InputDim
 from shapes.expr import FloorDiv
-from solver import Fact, Solver, Truth, to_json
+from solver import Fact, Solver, Truth
+from solver.service import to_json
 from shapes.affine import linear_terms
 
 __all__ = ["Cause", "blocking_violations", "causes_of", "violation_error"]

@@ -29,7 +29,8 @@ from export.tracing.trace import Trace
 from export.program.zero_one import NOTHING, ZeroOne, ZeroOneEvidence
 from shapes.printing import to_python
 from shapes.spec import InputDim
-from solver import Solver, to_json
+from solver import Solver
+from solver.service import to_json
 
 __all__ = ["SymshapeProgram", "Report", "finish", "save", "load"]
 

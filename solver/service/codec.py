@@ -17,7 +17,7 @@ True
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 
 import sympy
@@ -26,6 +26,7 @@ from shapes.errors import ShapesError
 from shapes.relation import negate
 from solver.engine import Solver
 from solver.errors import ProtocolError, SolverError
+from solver.service.limits import DEFAULT_LIMITS, check_problem_data
 from solver.service.problem import FactSpec, GuardSpec, Problem, SymbolSpec, dumps, loads, symbol_name
 from solver.records import GuardRecord
 from solver.kernel.smt import DEFAULT_RLIMIT
@@ -145,9 +146,20 @@ def to_json(solver: Solver, indent: int | None = None) -> str:
     return dumps(capture(solver), indent)
 
 
-def from_json(text: str | bytes, *, rlimit: int = DEFAULT_RLIMIT, enum_limit: int = DEFAULT_ENUM_LIMIT) -> Solver:
-    """Replay a JSON problem into a new solver.
+def from_json(data: str | bytes | Mapping[str, object], *, rlimit: int = DEFAULT_RLIMIT,
+              enum_limit: int = DEFAULT_ENUM_LIMIT) -> Solver:
+    """Replay a JSON problem into a new solver: JSON text, or JSON data already parsed (a
+    dict, as an archive or a request carries it; checked against the default
+    :class:`solver.service.limits.Limits` first).
 
     Never evaluates code; malformed input raises ProtocolError naming the field.
+
+    >>> s = from_json({"format": "symshape.problem", "version": 1,
+    ...                "symbols": [{"name": "n", "lo": 0, "hi": 4}]})
+    >>> [i.symbol.name for i in s.symbols]
+    ['n']
     """
-    return restore(loads(text), Solver(rlimit=rlimit, enum_limit=enum_limit))
+    if isinstance(data, Mapping):
+        check_problem_data(data, DEFAULT_LIMITS)
+        return restore(Problem.from_dict(data), Solver(rlimit=rlimit, enum_limit=enum_limit))
+    return restore(loads(data), Solver(rlimit=rlimit, enum_limit=enum_limit))

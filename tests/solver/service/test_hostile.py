@@ -10,7 +10,9 @@ from typing import Any
 
 import pytest
 
-from solver import Solver, from_json, to_json
+from solver import Solver
+
+from solver.service import from_json, to_json
 from solver.__main__ import main
 from solver.service.limits import Limits
 from solver.service.protocol import Session, replay

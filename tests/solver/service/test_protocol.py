@@ -19,7 +19,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from shapes.expr import FloorDiv, evaluate
-from solver import ProtocolError, Reason, Solver, Truth, from_json, to_json
+from solver import Reason, Solver, Truth
+from solver.service import ProtocolError, from_json, to_json
 from solver import engine
 from solver.service import codec
 from solver.service.protocol import (

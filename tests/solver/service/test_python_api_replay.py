@@ -21,7 +21,8 @@ from pathlib import Path  # noqa: E402
 from expressions import expressions, relations  # noqa: E402 (tests/solver_protocol/expressions.py)
 from shapes.expr import evaluate
 from shapes.parse import parse_expr
-from solver import Solver, from_json, to_json
+from solver import Solver
+from solver.service import from_json, to_json
 from solver.errors import ContradictionError, HintMismatchError, SolverError
 from solver.service.protocol import answers_from_solver
 from solver.truth import DECLARED, Reason

@@ -11,6 +11,9 @@ Importing it first makes sure ``shapes`` and ``solver`` are symshape's own packa
 the current folder holds a ``shapes.py`` or ``solver.py`` (see :mod:`export._siblings`).
 """
 
+__version__ = "0.1.0"
+"""symshape's version (the same in ``shapes``, ``solver``, ``export`` and pyproject.toml)."""
+
 from export._siblings import claim
 
 claim()

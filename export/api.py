@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import inspect
 import io
 import sys
-import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -18,9 +18,8 @@ from export import _torch_compat as tc
 from export.spec.classic import dynamic_dim, from_constraints
 from export.diagnose.data_dependent import data_dependent_error
 from export.diagnose.violations import violation_error
-from export.fixes.suggested import Retry
 from export.diagnose.dynamic_hints import specialized_error
-from export.errors import ExportError, InputError, SymshapeWarning
+from export.errors import ExportError, InputError
 from export.tracing.bridge import SolverBridge
 from export.spec.inputs import Inputs, signature_of
 from export.program.exported import SymshapeProgram, finish
@@ -32,7 +31,7 @@ from shapes.errors import SpecError
 from shapes.spec import InputDim
 from solver import HintMismatchError
 
-__all__ = ["export", "traced", "TorchOptions", "dynamic_dim", "constrain_as_size", "constrain_as_value"]
+__all__ = ["export", "traced", "Exporter", "TorchOptions", "dynamic_dim", "constrain_as_size", "constrain_as_value"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,9 +156,9 @@ def export(
     """
     opts = TorchOptions.of(strict, preserve_module_call_signature, prefer_deferred_runtime_asserts_over_guards,
                            torch_options)
-    inputs = Inputs.bind(f, args, kwargs)
-    spec = _spec_of(inputs, constraints, resolve_dynamic_shapes(f, args, kwargs, dynamic_shapes))
-    ep = _run(f, args, kwargs, inputs, spec, opts)
+    exporter = Exporter.of(f, args, kwargs, opts)
+    spec = _spec_of(exporter.inputs, constraints, resolve_dynamic_shapes(f, args, kwargs, dynamic_shapes))
+    ep = exporter.run(spec)
     _verify_additional(dynamic_shapes, ep)
     return ep
 
@@ -179,90 +178,121 @@ def traced(
     trace (e.g. the ``>= 2`` policy, :func:`export.program.floor_policy.floor_policy`)."""
     opts = TorchOptions.of(strict, torch_options.pop("preserve_module_call_signature", ()),
                            torch_options.pop("prefer_deferred_runtime_asserts_over_guards", False), torch_options)
-    inputs = Inputs.bind(f, args, kwargs)
-    spec = _spec_of(inputs, constraints, resolve_dynamic_shapes(f, args, kwargs, dynamic_shapes))
-    return _trace(f, args, kwargs, inputs, spec, opts)
+    exporter = Exporter.of(f, args, kwargs, opts)
+    spec = _spec_of(exporter.inputs, constraints, resolve_dynamic_shapes(f, args, kwargs, dynamic_shapes))
+    return exporter.trace(spec)
 
 
-def _trace(f: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any] | None, inputs: Inputs,
-           spec: Spec, opts: TorchOptions, *, keep_zero_one: bool = False) -> tuple[ExportedProgram, Trace]:
-    """One routed torch.export trace; data-dependent failures become DataDependentError.
-    ``keep_zero_one``: sizes 0/1 stay symbolic (a boundary re-trace)."""
-    validate(spec, inputs)
-    module = _as_module(f)
-    bridge = SolverBridge(spec, inputs)
-    torch_shapes = torch_dynamic_shapes(spec, inputs, tracing=True) if spec.decls else None
-    captured = io.StringIO()
-    with tc.route_shape_env(bridge, specialize_zero_one=not keep_zero_one), tc.decorator_resolved():
+@dataclass(frozen=True, slots=True)
+class Exporter:
+    """One export as a value: ``f`` (the nn.Module or function exported), its example
+    ``args``/``kwargs`` and their binding to ``f``'s signature (``inputs``), and the torch
+    ``options``. Its methods are the steps of an export, through the packages in order:
+
+    * :meth:`parse`: a user's ``constraints=`` / ``dynamic_shapes=`` form read into a Spec
+      (``export.spec``);
+    * :meth:`trace`: one routed torch.export trace, every guard asked of the solver, frozen
+      into a Trace (``export.tracing``);
+    * :meth:`run`: the trace judged, then on success the program with the solver's ranges
+      and the ``>= 2`` floors its 0/1 evidence leaves (``export.program``, whose boundary
+      re-traces are this exporter on a size-1 example); on failure the error
+      (``export.diagnose``) with its fixes (``export.fixes``), verified and probed by
+      re-exporting through this exporter: it is their
+      :class:`export.fixes.suggested.ReExporter`;
+    * :meth:`check`: what :meth:`run` raises, without building the program;
+    * :meth:`with_example`: the same exporter on other example inputs (the probe's larger
+      example, a boundary re-trace).
+
+    >>> from torch.export import Dim
+    >>> exporter = Exporter.of(lambda x: x[:, 5:] * 2, (torch.randn(2, 8),))
+    >>> spec = exporter.parse({"x": {1: Dim("n", max=16)}}, classic=False)
+    >>> exporter.check(spec)
+    Traceback (most recent call last):
+    ...
+    export.errors.ConstraintViolationError: Constraints violated: ...
+    >>> fixed = exporter.parse({"x": {1: Dim("n", min=6, max=16)}}, classic=False)
+    >>> exporter.run(fixed).symshape.ranges
+    {'x.size(1)': (6, 16)}
+    >>> exporter.with_example((torch.randn(2, 12),), None).run(fixed).module()(torch.randn(2, 9)).shape
+    torch.Size([2, 4])
+    """
+
+    f: Callable[..., Any]
+    args: tuple[Any, ...]
+    kwargs: dict[str, Any] | None
+    options: TorchOptions
+    inputs: Inputs
+
+    @staticmethod
+    def of(f: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any] | None = None,
+           options: TorchOptions | None = None) -> Exporter:
+        """``f`` on ``args``/``kwargs`` (InputError when they do not fit its signature)."""
+        return Exporter(f, args, kwargs, options or TorchOptions(), Inputs.bind(f, args, kwargs))
+
+    def with_example(self, args: tuple[Any, ...], kwargs: dict[str, Any] | None) -> Exporter:
+        """The same export (``f``, options) on other example inputs."""
+        return Exporter.of(self.f, args, kwargs, self.options)
+
+    def parse(self, form: Any, classic: bool) -> Spec:
+        """The Spec :func:`export` builds from ``constraints=form`` (``classic``) or
+        ``dynamic_shapes=form``."""
+        if classic:
+            return _spec_of(self.inputs, form, None)
+        return _spec_of(self.inputs, None, resolve_dynamic_shapes(self.f, self.args, self.kwargs, form))
+
+    def trace(self, spec: Spec, *, keep_zero_one: bool = False) -> tuple[ExportedProgram, Trace]:
+        """One routed torch.export trace; data-dependent failures become DataDependentError.
+        ``keep_zero_one``: sizes 0/1 stay symbolic (a boundary re-trace)."""
+        validate(spec, self.inputs)
+        module = _as_module(self.f)
+        bridge = SolverBridge(spec, self.inputs)
+        torch_shapes = torch_dynamic_shapes(spec, self.inputs, tracing=True) if spec.decls else None
+        captured = io.StringIO()
+        with tc.route_shape_env(bridge, specialize_zero_one=not keep_zero_one), tc.decorator_resolved():
+            try:
+                with contextlib.redirect_stderr(captured):
+                    ep = torch.export.export(module, self.args, self.kwargs, dynamic_shapes=torch_shapes,
+                                             **self.options.as_kwargs())
+            except ExportError:
+                raise
+            except HintMismatchError as e:
+                raise InputError(str(e)) from None
+            except Exception as e:  # noqa: BLE001 - translated into a user-facing error below
+                translated = data_dependent_error(e, bridge.trace())
+                if translated is not None:
+                    _replay_stderr(captured.getvalue(), drop=str(getattr(e, "partial_fx_graph", "")))
+                    raise translated from None
+                _replay_stderr(captured.getvalue())
+                raise
+        _replay_stderr(captured.getvalue())
+        return ep, bridge.trace(ep.range_constraints)
+
+    def run(self, spec: Spec, *, diagnose: bool = True) -> SymshapeProgram:
+        """Trace, judge (a ConstraintViolationError with its fixes, verified by re-exporting
+        when ``diagnose``), and build the program with its 0/1 evidence."""
+        ep, trace = self.trace(spec)
+        exporter = self if diagnose else None
+        error = violation_error(trace, exporter) or specialized_error(trace, exporter)
+        if error is not None:
+            raise error
+        return finish(ep, trace, zero_one(trace, ep, functools.partial(self._boundary, spec)))
+
+    def check(self, spec: Spec) -> None:
+        """A diagnosis re-export that offers no program (a fix with checks): raises what
+        :meth:`run` would, without building the program (its final ranges and 0/1 evidence)."""
+        _, trace = self.trace(spec)
+        error = violation_error(trace, None) or specialized_error(trace, None)
+        if error is not None:
+            raise error
+
+    def _boundary(self, spec: Spec, sizes: Mapping[InputDim, int]) -> tuple[ExportedProgram, Trace] | None:
+        """A boundary re-trace (:data:`export.program.zero_one.Boundary`): ``spec`` on the
+        example with ``sizes``, 0/1 kept symbolic; None when it fails."""
         try:
-            with contextlib.redirect_stderr(captured):
-                ep = torch.export.export(module, args, kwargs, dynamic_shapes=torch_shapes, **opts.as_kwargs())
-        except ExportError:
-            raise
-        except HintMismatchError as e:
-            raise InputError(str(e)) from None
-        except Exception as e:  # noqa: BLE001 - translated into a user-facing error below
-            translated = data_dependent_error(e, bridge.trace())
-            if translated is not None:
-                _replay_stderr(captured.getvalue(), drop=str(getattr(e, "partial_fx_graph", "")))
-                raise translated from None
-            _replay_stderr(captured.getvalue())
-            raise
-    _replay_stderr(captured.getvalue())
-    return ep, bridge.trace(ep.range_constraints)
-
-
-def _run(f: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any] | None, inputs: Inputs,
-         spec: Spec, opts: TorchOptions, *, diagnose: bool = True) -> SymshapeProgram:
-    """Trace, judge (a ConstraintViolationError with its fixes, verified by re-exporting
-    when ``diagnose``), and build the program with its 0/1 evidence."""
-    ep, trace = _trace(f, args, kwargs, inputs, spec, opts)
-    retry = _retry(f, args, kwargs, inputs, opts) if diagnose else None
-    error = violation_error(trace, retry) or specialized_error(trace, retry)
-    if error is not None:
-        raise error
-
-    def boundary(sizes: Mapping[InputDim, int]) -> tuple[ExportedProgram, Trace] | None:
-        try:
-            b_args, b_kwargs = enlarged_inputs(inputs, args, kwargs, sizes)
-            return _trace(f, b_args, b_kwargs, Inputs.bind(f, b_args, b_kwargs), spec, opts, keep_zero_one=True)
+            b_args, b_kwargs = enlarged_inputs(self.inputs, self.args, self.kwargs, sizes)
+            return self.with_example(b_args, b_kwargs).trace(spec, keep_zero_one=True)
         except Exception:  # noqa: BLE001 - no boundary trace, no evidence: the dim keeps its floor
             return None
-
-    return finish(ep, trace, zero_one(trace, ep, boundary))
-
-
-def _retry(f: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any] | None, inputs: Inputs,
-           opts: TorchOptions) -> Retry:
-    """How diagnosis re-exports ``f``: each re-export raises what :func:`export` would, or
-    returns the program :func:`export` would (``build``), which a verified fix offers."""
-
-    def rerun(new_args: tuple[Any, ...], new_kwargs: dict[str, Any] | None, new_spec: Spec,
-              build: bool) -> SymshapeProgram | None:
-        new_inputs = Inputs.bind(f, new_args, new_kwargs)
-        if not build:
-            _check(f, new_args, new_kwargs, new_inputs, new_spec, opts)
-            return None
-        with warnings.catch_warnings():  # the export failed: the program's notes are in its report
-            warnings.simplefilter("ignore", SymshapeWarning)
-            return _run(f, new_args, new_kwargs, new_inputs, new_spec, opts, diagnose=False)
-
-    def parse(form: Any, classic: bool) -> Spec:
-        if classic:
-            return _spec_of(inputs, form, None)
-        return _spec_of(inputs, None, resolve_dynamic_shapes(f, args, kwargs, form))
-
-    return Retry(args, kwargs, rerun, parse)
-
-
-def _check(f: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any] | None, inputs: Inputs,
-           spec: Spec, opts: TorchOptions) -> None:
-    """A diagnosis re-export that offers no program (a fix with checks): raises what
-    :func:`export` would, without building the program (its final ranges and 0/1 evidence)."""
-    _, trace = _trace(f, args, kwargs, inputs, spec, opts)
-    error = violation_error(trace, None) or specialized_error(trace, None)
-    if error is not None:
-        raise error
 
 
 def _replay_stderr(text: str, drop: str = "") -> None:

@@ -4,6 +4,9 @@ Integer symbols, expressions with floor division and modulo, affine forms, relat
 normalized spec with the classic constraint records, and Python-source printers. Re-exports only.
 """
 
+__version__ = "0.1.0"
+"""symshape's version (the same in ``shapes``, ``solver``, ``export`` and pyproject.toml)."""
+
 from shapes.affine import Affine, linear_terms, parse_affine
 from shapes.errors import ParseError, ShapesError, SpecError, UnsupportedExpressionError
 from shapes.expr import FloorDiv, canonical, check_supported, evaluate, int_symbol, symbols_of

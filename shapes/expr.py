@@ -57,7 +57,7 @@ class FloorDiv(sympy.Function):
     nargs = 2
 
     @classmethod
-    def eval(cls, a: sympy.Expr, b: sympy.Expr) -> sympy.Expr | None:  # type: ignore[override]
+    def eval(cls, a: sympy.Expr, b: sympy.Expr) -> sympy.Expr | None:
         if b == 0:
             raise ZeroDivisionError("FloorDiv by zero")
         if a.is_Integer and b.is_Integer:
@@ -208,7 +208,7 @@ def _node_supported(node: sympy.Basic) -> bool:
 
 def symbols_of(expr: sympy.Basic) -> frozenset[sympy.Symbol]:
     """The free symbols of an expression, as a frozenset."""
-    return frozenset(expr.free_symbols)  # type: ignore[arg-type]
+    return frozenset(expr.free_symbols)
 
 
 def evaluate(expr: sympy.Basic, env: Mapping[sympy.Symbol, int]) -> int | bool:
@@ -227,7 +227,7 @@ def evaluate(expr: sympy.Basic, env: Mapping[sympy.Symbol, int]) -> int | bool:
         if value.denominator != 1:
             raise UnsupportedExpressionError(f"{expr} is not integer-valued at {dict(env)}")
         return int(value)
-    return value  # type: ignore[no-any-return]
+    return value
 
 
 def _eval(e: sympy.Basic, env: Mapping[sympy.Symbol, int]) -> Any:  # noqa: C901 - one dispatch
@@ -237,7 +237,7 @@ def _eval(e: sympy.Basic, env: Mapping[sympy.Symbol, int]) -> Any:  # noqa: C901
         return Fraction(int(e.p), int(e.q))
     if e.is_Symbol:
         try:
-            return env[e]  # type: ignore[index]
+            return env[e]
         except KeyError:
             raise UnsupportedExpressionError(f"no value given for symbol {e}") from None
     if e is sympy.true:

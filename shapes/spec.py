@@ -374,7 +374,7 @@ class _ClassicArith:
 
     def _lin(self, k: object, mul: int, add: int, text: str) -> ClassicExpr:
         if not _is_int(k):
-            return NotImplemented  # type: ignore[return-value]
+            return NotImplemented
         if self.coeff * mul <= 0:
             raise SpecError(f"{text}: the coefficient of a classic dim must be positive")
         return ClassicExpr(self.input, self.coeff * mul, self.offset * mul + add, text)
@@ -446,14 +446,14 @@ class ClassicDim(_ClassicArith):
         if not isinstance(self.input, InputDim):
             raise SpecError(f"ClassicDim needs an InputDim, got {self.input!r}")
 
-    coeff = property(lambda self: 1)  # type: ignore[assignment]
-    offset = property(lambda self: 0)  # type: ignore[assignment]
-    text = property(  # type: ignore[assignment]
+    coeff = property(lambda self: 1)
+    offset = property(lambda self: 0)
+    text = property(
         lambda self: f"dynamic_dim({self.input.input_name}, {self.input.dim})")
-    __ge__ = _bound(">=", lambda k: k, None)  # type: ignore[assignment]
-    __gt__ = _bound(">", lambda k: k + 1, None)  # type: ignore[assignment]
-    __le__ = _bound("<=", None, lambda k: k)  # type: ignore[assignment]
-    __lt__ = _bound("<", None, lambda k: k - 1)  # type: ignore[assignment]
+    __ge__ = _bound(">=", lambda k: k, None)
+    __gt__ = _bound(">", lambda k: k + 1, None)
+    __le__ = _bound("<=", None, lambda k: k)
+    __lt__ = _bound("<", None, lambda k: k - 1)
     _pin = _bound("==", lambda k: k, lambda k: k)
 
     def __eq__(self, other: object) -> ClassicRecord:  # type: ignore[override]

@@ -14,6 +14,9 @@ cheapest first), then :mod:`solver.engine` (the :class:`Solver` facade) with
 :mod:`solver.fixes` (what the user should change).
 """
 
+__version__ = "0.1.0"
+"""symshape's version (the same in ``shapes``, ``solver``, ``export`` and pyproject.toml)."""
+
 from solver.engine import Solver
 from solver.errors import (
     ContradictionError,

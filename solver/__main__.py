@@ -15,11 +15,14 @@ the flags below; Z3 queries stop shortly before the time limit (see :func:`time_
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import os
 import sys
 from collections.abc import Sequence
 
 from shapes.errors import ShapesError
+from solver import __version__
 from solver.errors import LimitError, SolverError
 from solver.service.problem import load_json
 from solver.service.limits import DEFAULT_LIMITS, Limits, time_limit
@@ -32,6 +35,7 @@ __all__ = ["build_parser", "main"]
 EXIT_OK = 0
 EXIT_BAD_INPUT = 2
 EXIT_INTERNAL = 3
+EXIT_PIPE_CLOSED = 141
 REPLAY_TIME_LIMIT = 60.0
 
 
@@ -41,6 +45,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="python -m solver",
         description="symshape solver: replay saved JSON problems, or serve JSON-lines requests.",
     )
+    parser.add_argument("--version", action="version", version=f"symshape solver {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     rep = sub.add_parser("replay", help="replay a JSON problem and print its answers as JSON",
                          description="Replay a symshape.problem JSON file and print the answers.")
@@ -121,13 +126,22 @@ def _fail(message: str, status: int = EXIT_BAD_INPUT) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command line; returns the exit status."""
+    """Run the command line; returns the exit status (141 when the reader closed the output,
+    as in ``python -m solver replay f | head -1``: quietly, no traceback)."""
     args = build_parser().parse_args(argv)
     limits = _limits(args, args.time_limit)
-    if args.command == "replay":
-        return _replay(args.problem, args.indent, limits)
-    serve_guarded(sys.stdin, sys.stdout, limits=limits)
-    return EXIT_OK
+    try:
+        if args.command == "replay":
+            status = _replay(args.problem, args.indent, limits)
+        else:
+            serve_guarded(sys.stdin, sys.stdout, limits=limits)
+            status = EXIT_OK
+        sys.stdout.flush()
+        return status
+    except BrokenPipeError:
+        with contextlib.suppress(OSError, ValueError):
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # the flush at exit too
+        return EXIT_PIPE_CLOSED
 
 
 if __name__ == "__main__":

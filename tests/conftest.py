@@ -2,6 +2,8 @@
 
 * ``tests/support/`` (models, oracles, archive helpers shared by several folders) is put on
   ``sys.path``: test modules import its helpers by plain name (``import oracle_support``).
+* ``program_bytes``: one saved symshape program per session (exporting costs seconds), for the
+  archive and replay tests.
 * The ``slow`` marker: end-to-end exports of real models, the corpus, the CLI in subprocesses,
   the brute-force and Z3 oracle families and the solver's load tests. :data:`SLOW` lists them
   here, by path, so the fast loop is one table to read::
@@ -38,6 +40,13 @@ def _is_slow(item: pytest.Item) -> bool:
         return True
     node = f"{rel}::{item.name}"
     return any(node.startswith(s) for s in SLOW_TESTS)
+
+
+@pytest.fixture(scope="session")
+def program_bytes() -> bytes:
+    from hostile_archives import saved_program
+
+    return saved_program()
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -53,9 +53,19 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(f"{message} (see '{self.prog} --help')")
 
 
+def version_line() -> str:
+    """``symshape 0.1.0 (torch 2.14.1)``: what ``symshape --version`` prints."""
+    import torch
+
+    import export
+
+    return f"{PROG} {export.__version__} (torch {torch.__version__})"
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The ``symshape`` argument parser."""
     parser = _Parser(prog=PROG, description="symshape: explainable torch.export with dynamic shapes.")
+    parser.add_argument("--version", action="version", version=version_line())
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND", parser_class=_Parser)
     ex = sub.add_parser(
         "export", help="export a model and report its symbolic shapes, or why it cannot be exported",

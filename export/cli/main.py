@@ -13,6 +13,7 @@ import argparse
 import contextlib
 import io
 import json
+import os
 import sys
 import time
 import traceback
@@ -43,6 +44,7 @@ EXIT_OK = 0
 EXIT_VIOLATION = 1
 EXIT_USAGE = 2
 EXIT_FAILED = 3
+EXIT_PIPE_CLOSED = 141
 
 
 class Failed(Exception):
@@ -62,9 +64,11 @@ def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None, std
             args = build_parser().parse_args(argv)
         except SystemExit as e:  # --help
             return int(e.code or 0)
-        if args.command == "export":
-            return _cmd_export(args, out, err)
-        return run_replay(args, out)
+        status = _cmd_export(args, out, err) if args.command == "export" else run_replay(args, out)
+        out.flush()
+        return status
+    except BrokenPipeError:  # `symshape ... | head -1`: the reader has what it wanted
+        return pipe_closed(out)
     except UsageError as e:
         return _fail(e, EXIT_USAGE, debug, want_json, out, err)
     except Failed as e:
@@ -75,6 +79,16 @@ def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None, std
     except Exception as e:  # noqa: BLE001 - a bug in symshape: still one line unless --debug
         return _fail(Failed(f"internal error: {exception_line(e)} (rerun with --debug for the traceback)"),
                      EXIT_FAILED, debug, want_json, out, err, cause=e)
+
+
+def pipe_closed(out: TextIO) -> int:
+    """The reader closed our output (``| head -1``): stop quietly, no traceback, no "internal
+    error", and nothing more written there (the flush at exit goes to /dev/null). The status is
+    the shell's for a closed pipe, 141 (128 + SIGPIPE)."""
+    with contextlib.suppress(OSError, ValueError, AttributeError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, out.fileno())
+    return EXIT_PIPE_CLOSED
 
 
 def _fail(e: Exception, code: int, debug: bool, want_json: bool, out: TextIO, err: TextIO,

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import sympy
 
-from export.fixes.suggested import Retry
+from export.fixes.suggested import ReExporter
 from export.fixes.verify import static_fixes
 from export.errors import ConstraintViolationError
 from export.tracing.trace import SPECIALIZED_OP, Trace
@@ -43,7 +43,7 @@ def _specialized_by_example(trace: Trace, sym: sympy.Symbol) -> bool:
                for f in trace.solver.facts)
 
 
-def specialized_error(trace: Trace, retry: Retry | None) -> ConstraintViolationError | None:
+def specialized_error(trace: Trace, exporter: ReExporter | None) -> ConstraintViolationError | None:
     """The error for ``Dim.DYNAMIC`` dims the model makes constant, or None. Each names
     the lines that pinned it; the fix (verified by re-exporting) makes them static."""
     pinned = pinned_dynamic_dims(trace)
@@ -58,7 +58,7 @@ def specialized_error(trace: Trace, retry: Retry | None) -> ConstraintViolationE
                      f"declare it static {value} (or Dim.AUTO)")
         lines.extend(f"     at {f.reason.origin}: {f.reason.text}" if f.reason.origin else f"     because {f.reason.text}"
                      for f in why)
-    fixes = static_fixes(trace, retry, [d.dim for d, _ in pinned], values=[v for _, v in pinned])
+    fixes = static_fixes(trace, exporter, [d.dim for d, _ in pinned], values=[v for _, v in pinned])
     lines += ["", fixes.render()]
     return ConstraintViolationError("\n".join(lines), fixes=fixes, guards=tuple(facts),
                                     problem=_json(trace))

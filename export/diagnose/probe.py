@@ -10,7 +10,7 @@ against that dim: it is a static 1, or it follows the other dim).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -19,6 +19,7 @@ import torch
 
 from export import _torch_compat as tc
 from export.errors import ConstraintViolationError, ExportError
+from export.fixes.suggested import ReExporter, offered
 from export.spec.inputs import Inputs
 from export.program.exported import SymshapeProgram
 from export.spec.dynamic_shapes import Spec
@@ -26,8 +27,6 @@ from export.tracing.trace import Trace
 from shapes.spec import InputDim
 
 __all__ = ["ProbeResult", "enlarged_inputs", "probe_specializations"]
-
-Runner = Callable[[tuple[Any, ...], dict[str, Any] | None, Spec, bool], SymshapeProgram | None]
 
 
 @dataclass(frozen=True)
@@ -84,12 +83,12 @@ def _sizes_for(spec: Spec, dims: Iterable[InputDim], value: int) -> dict[InputDi
     return out
 
 
-def probe_specializations(trace: Trace, args: tuple[Any, ...], kwargs: dict[str, Any] | None,
-                          dims: list[InputDim], run: Runner) -> ProbeResult | None:
-    """Re-export ``trace``'s spec with the specialized ``dims`` enlarged (to 2, then to
-    other dims' example sizes, while the model cannot run the enlarged example) through
-    ``run(args, kwargs, spec, build=True)``, which raises what ``export`` raises or returns
-    the program; None when no probe could be traced."""
+def probe_specializations(trace: Trace, dims: list[InputDim], exporter: ReExporter) -> ProbeResult | None:
+    """Re-export ``trace``'s spec with the specialized ``dims`` of ``exporter``'s example
+    enlarged (to 2, then to other dims' example sizes, while the model cannot run the
+    enlarged example) through ``exporter.with_example``, which raises what ``export`` raises
+    or gives the program (:func:`export.fixes.suggested.offered`); None when no probe could
+    be traced."""
     spec, inputs = trace.spec, trace.inputs
     sizes_seen = inputs.example_sizes()
     declared = sorted({n for d, n in sizes_seen.items() if n >= 2 and spec.decl(d) is not None})
@@ -97,11 +96,11 @@ def probe_specializations(trace: Trace, args: tuple[Any, ...], kwargs: dict[str,
     for value in list(dict.fromkeys([2, *declared, *static]))[:6]:
         sizes = _sizes_for(spec, dims, value)
         try:
-            new_args, new_kwargs = enlarged_inputs(inputs, args, kwargs, sizes)
+            new_args, new_kwargs = enlarged_inputs(inputs, exporter.args, exporter.kwargs, sizes)
         except Exception:  # noqa: BLE001 - a probe that cannot be built is skipped
             continue
         try:
-            program = run(new_args, new_kwargs, spec, True)
+            program = offered(exporter.with_example(new_args, new_kwargs), spec)
             return ProbeResult(sizes, True, {}, program)
         except ConstraintViolationError as e:  # traced, and refused: other sizes would trace alike
             return ProbeResult(sizes, False, _partners(e, dims))

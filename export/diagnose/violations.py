@@ -18,7 +18,7 @@ from export.diagnose.words import as_code, congruence_words, plain_words
 from export.fixes.verify import static_fixes, suggest_fixes
 from export.diagnose.probe import probe_specializations
 from export.diagnose.redundant import irredundant
-from export.fixes.suggested import Retry, SuggestedFixes
+from export.fixes.suggested import ReExporter, SuggestedFixes
 from export.tracing.trace import FLOOR_OP, POSITIVE_OP, SPECIALIZED_OP, Trace
 from shapes.spec import InputDim
 from shapes.expr import FloorDiv
@@ -147,8 +147,9 @@ def _words(trace: Trace, rel: sympy.Basic, names: Mapping[sympy.Symbol, str]) ->
 
 # -- the error -------------------------------------------------------------------------------
 
-def violation_error(trace: Trace, retry: Retry | None) -> ConstraintViolationError | None:
-    """The error for an export whose guards the spec does not imply, or None."""
+def violation_error(trace: Trace, exporter: ReExporter | None) -> ConstraintViolationError | None:
+    """The error for an export whose guards the spec does not imply, or None; its fixes
+    and 0/1 probes re-export through ``exporter`` (None: none)."""
     blocking = blocking_violations(trace)
     if not blocking:
         return None
@@ -159,9 +160,9 @@ def violation_error(trace: Trace, retry: Retry | None) -> ConstraintViolationErr
         # with a cause of another kind too, the 0/1 dims go static inside the general fix (one
         # verification of both): a fix of the 0/1 dims alone cannot re-export
         alone = all(c.kind == SPECIALIZED for c in causes)
-        causes, static, fixes = _diagnose_specializations(causes, trace, retry, build=alone)
+        causes, static, fixes = _diagnose_specializations(causes, trace, exporter, build=alone)
     if fixes is None:
-        fixes = suggest_fixes(trace, retry, static)  # err.fixes is never None
+        fixes = suggest_fixes(trace, exporter, static)  # err.fixes is never None
     lines = ["Constraints violated: the model needs more than the declared dynamic shapes guarantee."]
     for i, c in enumerate(causes, 1):
         lines.append(f"  {i}. {c.describe()}")
@@ -171,7 +172,7 @@ def violation_error(trace: Trace, retry: Retry | None) -> ConstraintViolationErr
                                     guards=tuple(f for c in causes for f in c.facts), problem=_json(trace))
 
 
-def _diagnose_specializations(causes: tuple[Cause, ...], trace: Trace, retry: Retry | None, *,
+def _diagnose_specializations(causes: tuple[Cause, ...], trace: Trace, exporter: ReExporter | None, *,
                               build: bool) -> tuple[tuple[Cause, ...], list[InputDim], SuggestedFixes | None]:
     """The 0/1 causes explained by a probe with a larger example (:mod:`export.diagnose.probe`), the
     dims a fix makes static, and (``build``) that fix, verified: the dims static at their
@@ -180,8 +181,8 @@ def _diagnose_specializations(causes: tuple[Cause, ...], trace: Trace, retry: Re
     by_name = {str(d): d for d in trace.dim_syms}
     special = {c: by_name[c.dims[0]] for c in causes if c.kind == SPECIALIZED and c.dims and c.dims[0] in by_name}
     result = None
-    if retry is not None and special:
-        result = probe_specializations(trace, retry.args, retry.kwargs, list(special.values()), retry.run)
+    if exporter is not None and special:
+        result = probe_specializations(trace, list(special.values()), exporter)
     out = []
     for c in causes:
         d = special.get(c)
@@ -216,7 +217,7 @@ def _diagnose_specializations(causes: tuple[Cause, ...], trace: Trace, retry: Re
     ok = result is not None and result.ok
     larger = {str(d): n for d, n in result.sizes.items()} if result is not None and ok else None
     program = result.program if result is not None and ok else None
-    fixes = static_fixes(trace, retry, static, larger, larger_program=program) if static and build else None
+    fixes = static_fixes(trace, exporter, static, larger, larger_program=program) if static and build else None
     return tuple(out), static, fixes
 
 

@@ -3,17 +3,20 @@
 :class:`SuggestedFixes` holds a corrected spec, its renderings, and the programs its
 verification built: re-exporting with exactly what :meth:`SuggestedFixes.apply` returns is
 the verification, so the program it yields is the one the user would get by re-exporting
-(``err.fixes.program``; no second trace needed). :class:`Retry` is how diagnosis re-runs the
-export (another spec, other example inputs); :func:`verify` re-exports a fix the way the
-user would.
+(``err.fixes.program``; no second trace needed). :class:`ReExporter` is what diagnosis needs
+of the export it diagnoses to re-run it (another spec, other example inputs; the pipeline
+:class:`export.api.Exporter` is one); :func:`verify` re-exports a fix the way the user would,
+:func:`offered` builds the program a diagnosis offers.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import warnings
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
+from export.errors import SymshapeWarning
 from export.fixes.apply import FixedSpec
 from export.spec.inputs import Inputs
 from export.program.exported import SymshapeProgram
@@ -22,30 +25,54 @@ from shapes.affine import Affine
 from shapes.spec import dynamic_dim as classic_dim
 from solver import Fixes
 
-__all__ = ["Retry", "SuggestedFixes", "user_form", "verify"]
-
-Runner = Callable[[tuple[Any, ...], dict[str, Any] | None, Spec, bool], SymshapeProgram | None]
+__all__ = ["ReExporter", "SuggestedFixes", "offered", "user_form", "verify"]
 
 
-@dataclass(frozen=True)
-class Retry:
-    """How diagnosis re-runs the export. ``run(args, kwargs, spec, build)`` raises what
-    ``export`` raises, else returns the program (when ``build``; None otherwise);
-    ``parse(form, classic)`` is the Spec ``export`` builds from a user's ``constraints=``
-    (``classic``) or ``dynamic_shapes=`` ``form``."""
+class ReExporter(Protocol):
+    """What diagnosis (fix verification, the 0/1 probe) needs of the export it diagnoses:
+    its example ``args``/``kwargs``, re-running it with another spec (:meth:`run`,
+    :meth:`check`) or other example inputs (:meth:`with_example`), and reading a user's
+    spec form as ``export`` does (:meth:`parse`). Every re-export raises what ``export``
+    raises. :class:`export.api.Exporter` is one (fixes and diagnose sit below the API and
+    never import it)."""
 
-    args: tuple[Any, ...]
-    kwargs: dict[str, Any] | None
-    run: Runner
-    parse: Callable[[Any, bool], Spec]
+    @property
+    def args(self) -> tuple[Any, ...]:
+        """The example positional inputs."""
+        ...
 
-    def reexport(self, spec: Spec, *, build: bool = True) -> SymshapeProgram | None:
-        """Export with ``spec`` (a Spec symshape built itself) and the same example inputs."""
-        return self.run(self.args, self.kwargs, spec, build)
+    @property
+    def kwargs(self) -> dict[str, Any] | None:
+        """The example keyword inputs."""
+        ...
 
-    def as_user(self, form: Any, classic: bool) -> SymshapeProgram | None:
-        """``export(f, args, kwargs, constraints=form)`` (``classic``) or ``dynamic_shapes=form``."""
-        return self.reexport(self.parse(form, classic))
+    def run(self, spec: Spec, *, diagnose: bool = True) -> SymshapeProgram:
+        """The program ``export`` returns for ``spec`` (``diagnose``: a failure's fixes are
+        verified by re-exporting)."""
+        ...
+
+    def check(self, spec: Spec) -> None:
+        """Raise what ``export`` would for ``spec``, without building the program."""
+        ...
+
+    def with_example(self, args: tuple[Any, ...], kwargs: dict[str, Any] | None) -> ReExporter:
+        """The same export on other example inputs."""
+        ...
+
+    def parse(self, form: Any, classic: bool) -> Spec:
+        """The Spec ``export`` builds from a user's ``constraints=`` (``classic``) or
+        ``dynamic_shapes=`` ``form``."""
+        ...
+
+
+def offered(exporter: ReExporter, spec: Spec) -> SymshapeProgram:
+    """The program a diagnosis re-export offers (a verified fix's, a larger example's):
+    what ``export`` returns for ``spec``, a failure not diagnosed (it raises), its
+    SymshapeWarnings not emitted (the user's export failed: they are in the program's
+    report)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SymshapeWarning)
+        return exporter.run(spec, diagnose=False)
 
 
 def classic_constraints(spec: Spec) -> list[Any]:
@@ -84,15 +111,15 @@ def user_form(spec: Spec, inputs: Inputs) -> Any:
     return classic_constraints(spec) if spec.api == "classic" else torch_dynamic_shapes(spec, inputs)
 
 
-def verify(fixed: FixedSpec, inputs: Inputs, retry: Retry) -> SymshapeProgram | None:
+def verify(fixed: FixedSpec, inputs: Inputs, exporter: ReExporter) -> SymshapeProgram | None:
     """Re-export with ``fixed``: a fix without checks exactly as the user would, with what
     ``apply()`` returns (the program); a fix with checks with its spec assuming them (what the
     model gives once the ``torch._check`` lines are added; no program: ``apply`` alone does
     not give it). Raises what ``export`` raises."""
     if fixed.checks:
-        retry.reexport(fixed.spec, build=False)
+        exporter.check(fixed.spec)
         return None
-    return retry.as_user(user_form(fixed.spec, inputs), fixed.spec.api == "classic")
+    return offered(exporter, exporter.parse(user_form(fixed.spec, inputs), fixed.spec.api == "classic"))
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,9 @@ re-exported with exactly what ``apply()`` returns.
 (:func:`solver.suggest`), applies them (:mod:`export.fixes.apply`) and re-exports the result,
 following the re-export's own suggestion for at most three rounds; :func:`static_fixes` is
 the fix that makes 0/1-specialized dims static (or the larger example that keeps them
-dynamic). Both hand back :class:`export.fixes.suggested.SuggestedFixes`.
+dynamic). Both re-export through a :class:`export.fixes.suggested.ReExporter` (None:
+nothing re-exported, nothing verified) and hand back
+:class:`export.fixes.suggested.SuggestedFixes`.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from export.fixes.apply import FixedSpec, apply_fixes
 from export.program.floor_policy import floor_policy, is_floor
 from export.program.exported import SymshapeProgram
 from export.spec.render import render_checks, render_classic, render_modern
-from export.fixes.suggested import Retry, SuggestedFixes, verify
+from export.fixes.suggested import ReExporter, SuggestedFixes, verify
 from export.program.zero_one import zero_one
 from export.tracing.trace import SPECIALIZED_OP, Trace
 from shapes.spec import InputDim
@@ -26,7 +28,7 @@ from solver import CheckFix, Fact, Fixes, SpecializeFix, suggest
 __all__ = ["static_fixes", "suggest_fixes"]
 
 
-def static_fixes(trace: Trace, retry: Retry | None, dims: list[InputDim],
+def static_fixes(trace: Trace, exporter: ReExporter | None, dims: list[InputDim],
                  larger: Mapping[str, int] | None = None, values: list[int] | None = None,
                  larger_program: SymshapeProgram | None = None) -> SuggestedFixes:
     """The dims static at ``values`` (default: their example sizes, as torch does),
@@ -37,9 +39,9 @@ def static_fixes(trace: Trace, retry: Retry | None, dims: list[InputDim],
         values = [inputs.size(d) for d in dims]
     fixed = FixedSpec(trace.spec.without(dims), (), ())
     program = None
-    if retry is not None:
+    if exporter is not None:
         try:
-            program = verify(fixed, inputs, retry)
+            program = verify(fixed, inputs, exporter)
         except ExportError:
             program = None
     verified = program is not None
@@ -64,7 +66,8 @@ def _with_floors(trace: Trace, records: Fixes) -> Callable[[Fact], bool]:
     as ``s >= 3`` once ``s >= 2`` is kept, while a floor on a dim no check mentions would
     refuse size 1 on a dim the re-export's own 0/1 evidence may relieve."""
     roots = {trace.solver.root_of(x) for fix in records if isinstance(fix, CheckFix) for x in fix.rel.free_symbols}
-    policy = floor_policy(trace, zero_one(trace).covered)
+    found = zero_one(trace)  # the site table's evidence only: no boundary re-trace
+    policy = found.policy or floor_policy(trace, found.covered)
 
     def keep(fact: Fact) -> bool:
         if not is_floor(fact):
@@ -79,7 +82,7 @@ def _suggested(trace: Trace, keep: Callable[[Fact], bool]) -> tuple[Fixes, Fixed
     return records, apply_fixes(trace, records)
 
 
-def suggest_fixes(trace: Trace, retry: Retry | None, static: Sequence[InputDim] = ()) -> SuggestedFixes:
+def suggest_fixes(trace: Trace, exporter: ReExporter | None, static: Sequence[InputDim] = ()) -> SuggestedFixes:
     """The solver's fix for the trace's facts, with the ``static`` dims (0/1 specializations)
     static at their example sizes, verified by re-exporting what ``apply()`` returns."""
     inputs = trace.inputs
@@ -92,7 +95,7 @@ def suggest_fixes(trace: Trace, retry: Retry | None, static: Sequence[InputDim] 
         fixed = FixedSpec(fixed.spec.without(static), fixed.checks, fixed.unexpressed)
         records = Fixes(records.items + tuple(SpecializeFix(trace.dim_syms[d], inputs.size(d)) for d in static),
                         records.verified)
-    fixed, passed, program = _verified(trace, fixed, retry)
+    fixed, passed, program = _verified(trace, fixed, exporter)
     names = {sym: f"{d.input_name}.shape[{d.dim}]" for d, sym in trace.dim_syms.items()}
     # apply() returns the spec without the checks: verified only when no check is needed
     verified = passed and not fixed.checks
@@ -101,14 +104,15 @@ def suggest_fixes(trace: Trace, retry: Retry | None, static: Sequence[InputDim] 
                           program=program if verified else None)
 
 
-def _verified(trace: Trace, fixed: FixedSpec, retry: Retry | None) -> tuple[FixedSpec, bool, SymshapeProgram | None]:
+def _verified(trace: Trace, fixed: FixedSpec,
+              exporter: ReExporter | None) -> tuple[FixedSpec, bool, SymshapeProgram | None]:
     """Re-export ``fixed``, and while that fails, what its re-export's own error suggests
     (at most three rounds): the last fix, whether it re-exported, and the program it gave."""
-    if retry is None:
+    if exporter is None:
         return fixed, False, None
     for _ in range(3):
         try:
-            return fixed, True, verify(fixed, trace.inputs, retry)
+            return fixed, True, verify(fixed, trace.inputs, exporter)
         except ConstraintViolationError as e:
             more = e.fixes
             if not isinstance(more, SuggestedFixes):

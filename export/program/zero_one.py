@@ -73,9 +73,10 @@ class ZeroOne:
     """The outcome: ``covered`` decisions (by the site table), ``relieved`` root dims (by
     a boundary re-trace: all their decisions), ``kept`` root dims that keep the floor
     whatever covers their decisions (torch's own guards reject size 1), the ``evidence``
-    records, and the number of boundary ``retraces`` run. ``policy`` is the floor policy
-    of exactly these ``covered``/``relieved``/``kept`` when one was built (reused by
-    :func:`export.program.exported.finish` instead of building it again)."""
+    records, and the number of boundary ``retraces`` run. ``policy`` is the final floor
+    policy of exactly these ``covered``/``relieved``/``kept`` (what
+    :func:`export.program.exported.finish` writes into the program); :func:`zero_one` always
+    sets it, None only on a ZeroOne built by hand (:data:`NOTHING`: ``finish`` builds it)."""
 
     covered: frozenset[sympy.Basic]
     relieved: frozenset[sympy.Symbol]
@@ -94,7 +95,7 @@ def zero_one(trace: Trace, program: ExportedProgram | None = None, boundary: Bou
     only)."""
     needed = needed_floor(trace, relaxed_solver(trace))
     if not needed:
-        return NOTHING
+        return ZeroOne(frozenset(), frozenset(), (), policy=floor_policy(trace, needed=needed))
     names = trace.names
     records: list[ZeroOneEvidence] = []
     covered_rels: set[sympy.Basic] = set()
@@ -115,14 +116,16 @@ def zero_one(trace: Trace, program: ExportedProgram | None = None, boundary: Bou
             open_roots.append(root)
     points = _Points(trace, program, needed, open_roots, boundary if program is not None else None)
     relieved, retrace_records = _retrace(trace, needed, covered_rels, open_roots, points)
-    policy = floor_policy(trace, covered_rels, relieved, needed=needed) if program is not None and (covered_rels or relieved) else None
-    blocked = _torch_checks(trace, program, needed, policy)
+    relief = floor_policy(trace, covered_rels, relieved, needed=needed) if program is not None and (covered_rels or relieved) else None
+    blocked = _torch_checks(trace, program, needed, relief)
     if blocked:
         names = {_dim_name(trace, r): g for r, g in blocked.items()}
         records = [_blocked(e, names) for e in records]
         retrace_records = [_blocked(e, names) for e in retrace_records]
         relieved = frozenset(r for r in relieved if r not in blocked)
-        policy = None  # built without the kept dims: finish builds the final one
+    # the policy that judged torch's guards is the final one unless it relieved a kept dim
+    policy = relief if relief is not None and not blocked else \
+        floor_policy(trace, covered_rels, relieved, frozenset(blocked), needed=needed)
     return ZeroOne(frozenset(covered_rels), relieved, tuple(records + retrace_records), points.runs,
                    frozenset(blocked), policy)
 

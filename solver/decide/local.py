@@ -79,7 +79,7 @@ def encoding(st: State, leaders: list[sympy.Symbol], ids: list[int]) -> tuple[li
             piece = table[i] = _fact_text(st, i)
             if piece is None:
                 piece = table[i] = z.translate(st.to_roots(st.facts[i].rel))
-        (lines.append if isinstance(piece, str) else terms.append)(piece)  # type: ignore[arg-type]
+        (lines.append if isinstance(piece, str) else terms.append)(piece)
     for r in leaders:
         data = st.uf.data(r)
         key = (r, data)

@@ -216,7 +216,7 @@ def _q_range(lo: object, hi: object, p: int, k: int) -> Interval:
     """``{q : lo <= p*q + k <= hi}`` as an interval (infinite ends kept)."""
     qlo = lo if isinstance(lo, float) else -((k - lo) // p)  # type: ignore[operator]
     qhi = hi if isinstance(hi, float) else (hi - k) // p  # type: ignore[operator]
-    return qlo, qhi  # type: ignore[return-value]
+    return qlo, qhi
 
 
 def _case_truth(rel: sympy.Basic, roots: Sequence[sympy.Symbol], moduli: Sequence[int],
@@ -442,9 +442,9 @@ def _agrees(rel: sympy.Basic, r: sympy.Symbol, p: int, k: int, q_rng: Interval, 
     points = {v for v in (q_rng[0], q_rng[1], a, b, hole) if isinstance(v, int)}
     points |= {v + 1 for v in points} | {v - 1 for v in points}
     for v in points:
-        if not q_rng[0] <= v <= q_rng[1]:  # type: ignore[operator]
+        if not q_rng[0] <= v <= q_rng[1]:
             continue
-        expected = a <= v <= b and v != hole  # type: ignore[operator]
+        expected = a <= v <= b and v != hole
         try:
             if bool(evaluate(rel, {r: p * v + k})) != expected:
                 return False

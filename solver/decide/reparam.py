@@ -67,14 +67,14 @@ def reparametrize(q: Question, view: View) -> tuple[Question, View] | None:
     ranges: dict[sympy.Symbol, Interval] = {}
     congs = {}
     for r in d.free_symbols:
-        data = view.data_of(r)  # type: ignore[arg-type]
+        data = view.data_of(r)
         m, c = data.cong
         if m > 1:
             t = sympy.Dummy(f"{r}_t", integer=True)
-            subs[r] = m * t + c  # type: ignore[index]
-            ranges[t] = _fresh_range(view.range_of(r), m, c)  # type: ignore[arg-type]
+            subs[r] = m * t + c
+            ranges[t] = _fresh_range(view.range_of(r), m, c)
         else:
-            ranges[r] = view.range_of(r)  # type: ignore[index, arg-type]
+            ranges[r] = view.range_of(r)
             congs[r] = data.cong
     if not subs:
         return None

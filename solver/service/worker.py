@@ -266,7 +266,7 @@ def call_bounded(fn: Callable[[], T], seconds: float | None, what: str) -> T:
         conn.close()
     if not ok:
         raise value
-    return value  # type: ignore[no-any-return]
+    return value
 
 
 def _call(fn: Callable[[], object], conn: Connection) -> None:

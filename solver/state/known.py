@@ -298,7 +298,7 @@ class State:
         hit = table.get(root)
         if hit is None:
             hit = table[root] = tuple(dict.fromkeys(i for m in self.uf.members(root) for i in self.mentions.get(m, ())))
-        return hit  # type: ignore[no-any-return]
+        return hit
 
     def class_members(self, leader: sympy.Symbol) -> tuple[tuple[sympy.Symbol, int, int], ...]:
         """``(member, coef, offset)`` with ``member == coef*leader + offset`` for every member
@@ -313,7 +313,7 @@ class State:
         if hit is None:
             find = self.uf.find
             hit = table[leader] = tuple((m, *find(m)[1:]) for m in self.uf.members(leader))
-        return hit  # type: ignore[no-any-return]
+        return hit
 
     def component(self, expr: sympy.Basic) -> tuple[list[sympy.Symbol], list[Fact]]:
         """The roots and residual facts connected to ``expr`` (see :mod:`solver.kernel.enumeration`)."""

@@ -53,7 +53,7 @@ def repair(st: State, rel: sympy.Basic, moves: int = MAX_MOVES) -> dict[sympy.Sy
     where ``rel`` and every fact hold, or None when the walk fails (or needs more than
     ``moves`` class moves). Nothing is mutated."""
     change: dict[sympy.Symbol, int] = {}
-    env: Env = ChainMap(change, st.hints)  # type: ignore[arg-type]
+    env: Env = ChainMap(change, st.hints)
     turns: dict[sympy.Symbol, int] = {}
     todo: list[int] = [_REL]  # fact indices to check (_REL: ``rel`` itself)
     queued: set[int] = {_REL}

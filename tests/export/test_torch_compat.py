@@ -29,7 +29,7 @@ class LogDecider(tc.BaseDecider):
     def __init__(self) -> None:
         self.events: list[tuple[Any, ...]] = []
 
-    def on_guard(self, expr: sympy.Basic, hint: bool | None, api: str) -> bool | None:
+    def on_question(self, expr: sympy.Basic, hint: bool | None, api: str) -> tc.Answer:
         self.events.append(("guard", expr, hint, api))
         return None
 
@@ -70,8 +70,8 @@ class OracleDecider(LogDecider):
         super().on_range_update(symbol, lo, hi)
         self.ranges[symbol] = (lo, hi)
 
-    def on_guard(self, expr: sympy.Basic, hint: bool | None, api: str) -> bool | None:
-        super().on_guard(expr, hint, api)
+    def on_question(self, expr: sympy.Basic, hint: bool | None, api: str) -> tc.Answer:
+        super().on_question(expr, hint, api)
         answer = hint if hint is not None else self._brute_force(expr)
         self.answered += answer is not None
         return answer
@@ -90,8 +90,8 @@ class OracleDecider(LogDecider):
 
 
 class ContraryDecider(LogDecider):
-    def on_guard(self, expr: sympy.Basic, hint: bool | None, api: str) -> bool | None:
-        super().on_guard(expr, hint, api)
+    def on_question(self, expr: sympy.Basic, hint: bool | None, api: str) -> tc.Answer:
+        super().on_question(expr, hint, api)
         return None if hint is None else not hint
 
 
@@ -379,12 +379,48 @@ def test_contrary_decider_is_an_error() -> None:
 
 def test_refused_runtime_assert_fails_torch_check() -> None:
     class Refuse(LogDecider):
-        def on_guard(self, expr: sympy.Basic, hint: bool | None, api: str) -> bool | None:
-            super().on_guard(expr, hint, api)
+        def on_question(self, expr: sympy.Basic, hint: bool | None, api: str) -> tc.Answer:
+            super().on_question(expr, hint, api)
             return False if api == "runtime_assert" else None
 
     with pytest.raises(Exception, match="(?i)check|expected"):
         export(Item(), (torch.randn(12, 3), torch.tensor(5)), None, False, Refuse())
+
+
+class NeutralDecider(LogDecider):
+    """Answers every hinted boolean question NEUTRAL: the example's value, no guard."""
+
+    def on_question(self, expr: sympy.Basic, hint: bool | None, api: str) -> tc.Answer:
+        super().on_question(expr, hint, api)
+        return tc.NEUTRAL if hint is not None and api == "guard_bool" else None
+
+
+def test_a_neutral_answer_takes_the_example_value_and_records_no_guard() -> None:
+    """One call per question (``on_question``): NEUTRAL answers the branch as the example
+    does, and torch records no guard, so ``b`` keeps its declared range (a plain decider
+    leaves torch to guard ``b > 4`` and narrow it: torch's own constraint violation)."""
+    shapes = {"x": {0: Dim("b")}}
+    with pytest.raises(Exception, match="(?i)constraint"):
+        export(Branch(), (torch.randn(8, 3),), shapes, False, LogDecider())
+    d = NeutralDecider()
+    ep, _ = export(Branch(), (torch.randn(8, 3),), shapes, False, d)
+    assert d.guards("guard_bool")
+    assert [tc.range_bounds(r) for r in ep.range_constraints.values()] == [(2, None)]
+
+
+def test_a_neutral_runtime_assert_is_an_error() -> None:
+    class NeutralAssert(LogDecider):
+        def on_question(self, expr: sympy.Basic, hint: bool | None, api: str) -> tc.Answer:
+            super().on_question(expr, hint, api)
+            return tc.NEUTRAL if api == "runtime_assert" else None
+
+    with pytest.raises(Exception) as info:
+        export(Item(), (torch.randn(12, 3), torch.tensor(5)), None, False, NeutralAssert())
+    chain, e = [], info.value
+    while e is not None:
+        chain.append(e)
+        e = e.__cause__ or e.__context__
+    assert any(isinstance(x, InconsistentDecisionError) for x in chain)
 
 
 def test_static_queries_reach_the_decider_and_its_answers_are_used() -> None:

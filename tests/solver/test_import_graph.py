@@ -86,3 +86,57 @@ def test_a_planted_cycle_is_found():
     assert not list(nx.simple_cycles(g))
     g.add_edge("solver.engine", "solver.service.codec")
     assert list(nx.simple_cycles(g))
+
+
+# -- the sub-packages read as the pipeline (issue 20) ------------------------------------------
+
+PIPELINES = {
+    "export": ("export.spec", "export.tracing", "export.program", "export.fixes", "export.diagnose"),
+    "solver": ("solver.kernel", "solver.state", "solver.decide"),
+}
+"""Each wing's sub-packages in pipeline order: a module may import its own sub-package and
+earlier ones, never a later one."""
+
+
+def _unit(module: str) -> str:
+    """The sub-package a module belongs to (``export.tracing.bridge`` -> ``export.tracing``), or
+    the module itself when it sits at a wing's top (``solver.engine``)."""
+    parts = module.split(".")
+    if len(parts) >= 2 and (ROOT.joinpath(*parts[:2]) / "__init__.py").exists():
+        return ".".join(parts[:2])
+    return module
+
+
+def _unit_graph() -> nx.DiGraph:
+    """Sub-packages and top modules, an edge per import between two of them; a package's
+    ``__init__`` re-exports are left out (they import downward by construction)."""
+    g = import_graph()
+    units = nx.DiGraph()
+    for a, b in g.edges():
+        if (ROOT.joinpath(*a.split(".")) / "__init__.py").exists():
+            continue
+        if _unit(a) != _unit(b):
+            units.add_edge(_unit(a), _unit(b))
+    return units
+
+
+def test_sub_packages_import_only_earlier_ones() -> None:
+    units = _unit_graph()
+    backward = []
+    for order in PIPELINES.values():
+        rank = {u: i for i, u in enumerate(order)}
+        backward += [f"{a} -> {b}" for a, b in units.edges() if a in rank and b in rank and rank[b] > rank[a]]
+    assert not backward, "imports against the pipeline order: " + ", ".join(backward)
+
+
+def test_no_cycle_between_sub_packages() -> None:
+    cycles = list(nx.simple_cycles(_unit_graph()))
+    assert not cycles, "cycles between sub-packages: " + "; ".join(" -> ".join(c + [c[0]]) for c in cycles[:10])
+
+
+def test_each_wing_is_packages_with_a_small_top() -> None:
+    """At most 10 plain modules at export's top and 12 at solver's, each with >= 3 sub-packages."""
+    for wing, most in (("export", 10), ("solver", 12)):
+        top = [p for p in (ROOT / wing).glob("*.py")]
+        subs = [d for d in (ROOT / wing).iterdir() if (d / "__init__.py").exists()]
+        assert len(top) <= most and len(subs) >= 3, (wing, sorted(p.name for p in top), sorted(d.name for d in subs))

@@ -18,7 +18,7 @@ from export.cli import main, parse_dynamic, UsageError
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 MODELS = os.path.join(HERE, "models")
-ENCODER = os.path.join(os.path.dirname(os.path.dirname(HERE)), "examples", "demo.py")  # the README demo
+ENCODER = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(HERE))), "examples", "demo.py")  # the README demo
 SIMPLE = os.path.join(MODELS, "simple.py")
 ENCODER_FAIL = ["-d", "tokens:0:batch", "-d", "tokens:1:seq", "-d", "mask:0:mask_batch", "-d", "mask:1:mask_seq"]
 ENCODER_OK = ["-d", "tokens:0:batch:2", "-d", "tokens:1:4*_seq:2:32", "-d", "mask:0:batch", "-d", "mask:1:4*_seq"]

@@ -116,8 +116,8 @@ def test_a_batch_1_example_next_to_a_range_cause_gets_one_verified_fix_for_both(
     from export import api
 
     traced = []
-    real = api._trace
-    monkeypatch.setattr(api, "_trace", lambda *a, **k: traced.append(1) or real(*a, **k))
+    real = api.Exporter.trace
+    monkeypatch.setattr(api.Exporter, "trace", lambda *a, **k: traced.append(1) or real(*a, **k))
     spec = lambda: {"x": {0: Dim("b"), 1: Dim("s")}}  # noqa: E731
     model, x = PositionTable(), torch.randn(1, 5, 8)
     with pytest.raises(export.ConstraintViolationError) as info:

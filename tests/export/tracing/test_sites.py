@@ -49,7 +49,7 @@ HITS = {
      "tensor2_expanded = tensor2.expand(tensor2_expand_size).reshape("): "scores",
 }
 # (file suffix, function, line) -> a model whose export asks there whether a derived or
-# intermediate size is 0/1, answered with no fact (Trace.neutral, SolverBridge.on_neutral)
+# intermediate size is 0/1, answered with no fact (Trace.neutral, Questions.neutral)
 NEUTRAL_HITS = {
     ("torch/_prims_common/__init__.py", "check_contiguous_sizes_strides", "if maybe_guard_or_false(x == 1):"): "groups",
     ("torch/_refs/__init__.py", "_broadcast_shapes", "if guard_or_false(shape[idx] == common_shape[idx]):"): "glu",

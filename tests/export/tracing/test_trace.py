@@ -58,7 +58,8 @@ def test_trace_symbols_names_and_kinds(pair: Trace) -> None:
     assert pair.stats.asked >= pair.stats.routed > 0 and pair.stats.to_torch == 0
     ops = {f.reason.op for f in pair.solver.facts if f.reason.kind == "trace_assumption"}
     assert {FLOOR_OP, POSITIVE_OP} <= ops
-    assert any("decided False" in note for _, _, note in pair.branch_notes)  # branch notes: their own field now
+    assert any(note.question == sympy.Eq(pair.dim_syms[export.InputDim("x", 0)], 1) and note.answer is False
+               for note in pair.branch_notes)  # branch notes: their own field now, worded when the program is finished
 
 
 def test_convert_is_pure(pair: Trace) -> None:
@@ -90,8 +91,8 @@ def test_the_bridge_is_only_a_decider() -> None:
     tracing, torch's hooks and the inline-constraint scope (issue 7: the bridge shrinks
     to the decider)."""
     public = {n for n, _ in inspect.getmembers(SolverBridge) if not n.startswith("_")}
-    hooks = {"attach", "on_symbol", "on_specialize", "on_range_update", "on_constraint_violation",
-             "on_guard", "on_static", "on_neutral"}
+    hooks = {"attach", "on_symbol", "on_specialize", "on_range_update", "on_replacement", "on_constraint_violation",
+             "on_question", "on_static"}
     assert public == hooks | {"trace", "declaring"}
 
 

@@ -7,6 +7,7 @@ imports under ``TYPE_CHECKING`` included) is an edge; networkx finds any cycle.
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 import networkx as nx
@@ -45,6 +46,12 @@ def _targets(node: ast.AST, module: str, is_package: bool, known: set[str]) -> l
 
 
 def import_graph() -> nx.DiGraph:
+    """The import graph (a fresh copy: tests may plant edges in it)."""
+    return _read_graph().copy()
+
+
+@functools.cache
+def _read_graph() -> nx.DiGraph:
     files = {p: _module_name(p) for pkg in PACKAGES for p in sorted((ROOT / pkg).rglob("*.py"))}
     known = set(files.values())
     graph = nx.DiGraph()

@@ -12,7 +12,7 @@ Two sources:
   Deterministic from the seed; every sympy relation is built here, before any timing.
 
 * :func:`load_real_streams` / :func:`replay_real` -- the guard streams torch 2.13 recorded
-  while exporting four models (``/work/shared/data/torch213_guard_streams.jsonl``). Only
+  while exporting four models (``../shared/data/torch213_guard_streams.jsonl``, beside the project). Only
   the printed expression and its boolean value on the example inputs are recorded (not the
   symbol values), so the torch symbols ``s<N>`` are declared with ``lo=2`` (torch's 0/1
   specialization), no hint, and each guard is asked as ``guard(rel, hint=hint_result)``.
@@ -65,7 +65,8 @@ STAGES = ("cache", "union_find", "interval", "congruence", "boolean", "constant"
 SLOW_STAGES = ("witness", "refutation", "z3", "enumeration", "undecided")
 CHEAP_STAGES = tuple(s for s in STAGES if s not in SLOW_STAGES)
 
-REAL_STREAMS_PATH = Path("/work/shared/data/torch213_guard_streams.jsonl")
+REAL_STREAMS_PATH = Path(__file__).resolve().parents[2] / "shared" / "data" / "torch213_guard_streams.jsonl"
+"""``../shared/data`` beside the project (where CI and the dev machines keep it)."""
 
 
 # ---------------------------------------------------------------------------------------------

@@ -55,11 +55,11 @@ class _Parser(argparse.ArgumentParser):
 
 def version_line() -> str:
     """``symshape 0.1.0 (torch 2.14.1)``: what ``symshape --version`` prints."""
-    import torch
+    from importlib.metadata import version
 
     import export
 
-    return f"{PROG} {export.__version__} (torch {torch.__version__})"
+    return f"{PROG} {export.__version__} (torch {version('torch')})"
 
 
 def build_parser() -> argparse.ArgumentParser:

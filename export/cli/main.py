@@ -13,12 +13,13 @@ import argparse
 import contextlib
 import io
 import json
+import logging
 import os
 import sys
 import time
 import traceback
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any, TextIO
 
 from export.api import export as run_export
@@ -33,6 +34,7 @@ from export.errors import (
     DataDependentError,
     ExportError,
     InputError,
+    SymshapeWarning,
     UnsupportedTorchVersionError,
 )
 from export.spec.inputs import Inputs
@@ -155,7 +157,8 @@ def _cmd_export(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         what = getattr(loaded.model, "__name__", None) or type(loaded.model).__name__
         progress.say(f"exporting {what} (tracing{', strict' if args.strict else ''}, "
                      f"{len(labels)} dynamic dim{'s' if len(labels) != 1 else ''})")
-        ep, error = _export(loaded, spec_kw, args, err)
+        noted: list[str] = []
+        ep, error = _export(loaded, spec_kw, args, err, noted)
         elapsed = progress.elapsed()
         progress.say("exported" if ep is not None else
                      f"export failed: {'constraint violations' if isinstance(error, ConstraintViolationError) else 'data-dependent branch'}")
@@ -168,7 +171,8 @@ def _cmd_export(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         doc["elapsed_seconds"] = round(elapsed, 3)
     doc.update(success_doc(ep, analysis) if ep is not None else failure_doc(error, analysis))  # type: ignore[arg-type]
     doc["problem"] = problem
-    _write_outputs(doc, ep, analysis, args)
+    doc["warnings"] = list(dict.fromkeys([*noted, *(ep.symshape.warnings if ep is not None else ())]))
+    _write_outputs(doc, ep, error, analysis, args)
     if args.json:
         print(json.dumps(doc, indent=2, default=str), file=out)
     else:
@@ -176,14 +180,36 @@ def _cmd_export(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     return EXIT_OK if ep is not None else EXIT_VIOLATION
 
 
-def _export(loaded: Loaded, spec_kw: dict[str, Any], args: argparse.Namespace, err: TextIO
+@contextlib.contextmanager
+def _quiet_torch_logs(quiet: bool) -> Iterator[None]:
+    """With ``-q``, torch's own log lines (``W1202 ... non_strict_utils.py``) are silenced too."""
+    if not quiet:
+        yield
+        return
+    logging.disable(logging.WARNING)
+    try:
+        yield
+    finally:
+        logging.disable(logging.NOTSET)
+
+
+def _export(loaded: Loaded, spec_kw: dict[str, Any], args: argparse.Namespace, err: TextIO, noted: list[str]
             ) -> tuple[SymshapeProgram | None, ConstraintViolationError | DataDependentError | None]:
-    """Run the export: the program, or the violation/data-dependent error to report."""
+    """Run the export: the program, or the violation/data-dependent error to report; the
+    SymshapeWarnings it raised are appended to ``noted`` (the report prints them)."""
     captured = io.StringIO()
     try:
         # torch prints the partial graph of a failed trace on stderr: kept for --debug only
-        with contextlib.redirect_stderr(captured):
-            return run_export(loaded.model, loaded.args, loaded.kwargs, strict=args.strict, **spec_kw), None
+        with contextlib.redirect_stderr(captured), _quiet_torch_logs(args.quiet), \
+                warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", SymshapeWarning)
+            try:
+                return run_export(loaded.model, loaded.args, loaded.kwargs, strict=args.strict, **spec_kw), None
+            finally:
+                noted += [str(w.message) for w in caught if issubclass(w.category, SymshapeWarning)]
+                for w in caught:  # other warnings (torch's, the model's) as Python would show them
+                    if not issubclass(w.category, SymshapeWarning):
+                        warnings.showwarning(w.message, w.category, w.filename, w.lineno)
     except (ConstraintViolationError, DataDependentError) as e:
         return None, e
     except InputError as e:
@@ -200,16 +226,38 @@ def _export(loaded: Loaded, spec_kw: dict[str, Any], args: argparse.Namespace, e
             err.write(text)
 
 
-def _write_outputs(doc: dict[str, Any], ep: SymshapeProgram | None, analysis: Analysis | None,
-                   args: argparse.Namespace) -> None:
+def _program_to_save(ep: SymshapeProgram | None, error: Exception | None) -> tuple[SymshapeProgram | None, str]:
+    """What ``--out`` writes and why: the exported program; on a failure, the program of the
+    user's own spec exported with a larger example (a 0/1 example on a dynamic dim: it keeps the
+    dim dynamic), else the verified fix's program (what re-exporting with the suggested flags
+    gives); or None and the reason nothing is written."""
+    if ep is not None:
+        return ep, "the exported program"
+    fixes = getattr(error, "fixes", None)
+    if fixes is not None and fixes.larger_example_program is not None:  # the spec as declared, kept dynamic
+        sizes = ", ".join(f"{k} = {v}" for k, v in (fixes.larger_example or {}).items())
+        return fixes.larger_example_program, f"your spec's program, exported with a larger example ({sizes})"
+    if fixes is not None and fixes.program is not None:
+        return fixes.program, "the verified fix's program (what exporting with the suggested flags gives)"
+    if isinstance(error, DataDependentError):
+        return None, "the export failed on a data-dependent branch (see the error)"
+    return None, "the export failed and no fix was verified, so there is no program to write"
+
+
+def _write_outputs(doc: dict[str, Any], ep: SymshapeProgram | None, error: Exception | None,
+                   analysis: Analysis | None, args: argparse.Namespace) -> None:
     """--out, --problem and --graph."""
-    doc["out"] = None
-    if ep is not None and args.out:
-        try:
-            save(ep, args.out)
-        except OSError as e:
-            raise UsageError(f"{args.out}: cannot write the program: {e.strerror or e}") from None
-        doc["out"] = args.out
+    doc["out"], doc["out_note"] = None, None
+    if args.out:
+        program, what = _program_to_save(ep, error)
+        if program is None:
+            doc["out_note"] = f"not written to {args.out}: {what}"
+        else:
+            try:
+                save(program, args.out)
+            except OSError as e:
+                raise UsageError(f"{args.out}: cannot write the program: {e.strerror or e}") from None
+            doc["out"], doc["out_note"] = args.out, what
     if args.problem and doc["problem"] is not None:
         _write_text(args.problem, json.dumps(doc["problem"], indent=2) + "\n", "problem")
     if args.graph:

@@ -144,8 +144,16 @@ def print_report(doc: Mapping[str, Any], error: Any, out: TextIO) -> None:
                 p("")
                 p("Suggested flags (replace the --dynamic/--constraint flags with these):")
                 p("    " + " ".join(fixes["flags"]))
+    if doc.get("warnings"):
+        p("")
+        for text in doc["warnings"]:
+            p(f"symshape: warning: {text}")
     if doc.get("out"):
         p("")
-        p(f"Saved the exported program to {doc['out']}")
+        note = doc.get("out_note") or "the exported program"
+        p(f"Saved {note} to {doc['out']}" if note == "the exported program" else f"Saved to {doc['out']}: {note}")
+    elif doc.get("out_note"):
+        p("")
+        p(f"Program {doc['out_note']}")
     if doc.get("graph"):
         p(f"Wrote the constraint graph to {doc['graph']}")

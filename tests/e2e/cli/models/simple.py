@@ -36,3 +36,22 @@ def data_dependent(x):
 
 def make_data_dependent():
     return data_dependent, (torch.ones(4, 3),)
+
+
+class RowSums(torch.nn.Module):
+    def forward(self, x):
+        return x.reshape(x.shape[0], -1, 4).sum(-1)
+
+
+def make_batch1():
+    return RowSums(), (torch.randn(1, 8),)
+
+
+def squeezed(x):
+    if x.shape[0] == 1:  # decided False only because export assumes sizes >= 2: a warning
+        return x.sum(0)
+    return x * 2
+
+
+def make_branch():
+    return squeezed, (torch.randn(4, 3),)

@@ -1,0 +1,59 @@
+"""What the CLI writes besides the report (issue 23, item 2): ``--out`` on a failed export, the
+warnings in the report and the JSON document (the same keys on success and failure)."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import torch
+
+import export
+from export.cli import main
+
+MODELS = Path(__file__).resolve().parent / "models"
+SIMPLE = MODELS / "simple.py"
+
+
+def run(*argv: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    code = main(list(argv), stdout=out, stderr=err)
+    return code, out.getvalue(), err.getvalue()
+
+
+def test_out_on_a_batch1_failure_writes_the_spec_exported_with_a_larger_example(tmp_path: Path) -> None:
+    path = tmp_path / "p.pt2"
+    code, text, err = run("export", f"{SIMPLE}:make_batch1", "-d", "x:0:batch", "-q", "--out", str(path))
+    assert code == 1, err
+    assert f"Saved to {path}: your spec's program, exported with a larger example (x.size(0) = 2)" in text
+    ep = export.load(str(path))
+    for batch in (1, 2, 5):  # the dim stays dynamic: every batch eager runs
+        x = torch.randn(batch, 8)
+        assert torch.equal(ep.module()(x), x.reshape(batch, -1, 4).sum(-1))
+
+
+def test_out_says_why_nothing_is_written(tmp_path: Path) -> None:
+    path = tmp_path / "p.pt2"
+    code, text, _ = run("export", f"{SIMPLE}:make_data_dependent", "-d", "x:0:b", "-q", "--out", str(path))
+    assert code == 1 and not path.exists()
+    assert f"Program not written to {path}: the export failed on a data-dependent branch" in text
+
+
+def test_json_has_the_same_keys_on_success_and_failure(tmp_path: Path) -> None:
+    ok = json.loads(run("export", f"{SIMPLE}:make", "-d", "x:0:b", "-d", "y:0:b", "--json")[1])
+    bad = json.loads(run("export", f"{SIMPLE}:make_batch1", "-d", "x:0:batch", "--json")[1])
+    assert ok["status"] == "exported" and bad["status"] == "violations"
+    for key in ("warnings", "out", "out_note", "ranges", "violations", "fixes", "stats"):
+        assert key in ok and key in bad, key
+    assert isinstance(ok["warnings"], list) and isinstance(bad["warnings"], list)
+
+
+def test_a_warning_is_in_the_report_and_the_json() -> None:
+    code, text, err = run("export", f"{SIMPLE}:make_branch", "-d", "x:0:b", "-q")
+    assert code == 0, err
+    line = next(t for t in text.splitlines() if t.startswith("symshape: warning: "))
+    assert "x.size(0) == 1 was decided False" in line and "simple.py" in line
+    assert "SymshapeWarning" not in err  # not a Python warning located in symshape's own code
+    doc = json.loads(run("export", f"{SIMPLE}:make_branch", "-d", "x:0:b", "--json")[1])
+    assert any("x.size(0) == 1 was decided False" in w for w in doc["warnings"])

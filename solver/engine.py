@@ -117,6 +117,24 @@ class Solver:
         it is only called when the reason is needed (a new fact or an error), so a costly
         provenance lookup is skipped for the settled majority.
         """
+        return self.guard_record(rel, hint, reason).result
+
+    def guard_record(
+        self,
+        rel: sympy.Basic,
+        hint: bool | None = None,
+        reason: Reason | Callable[[], Reason] | None = None,
+    ) -> GuardRecord:
+        """:meth:`guard`, handing back the :class:`GuardRecord` it appends to :attr:`guards`:
+        its ``decided`` tells whether the facts settled the answer or a new fact was made
+        (``Truth.UNKNOWN``), with no second decision of ``rel``.
+
+        >>> s = Solver(); n = s.symbol("n", 2, 10)
+        >>> s.guard_record(sympy.Ge(n, 1), True).decided, s.guard_record(sympy.Ge(n, 5), True).decided
+        (<Truth.TRUE: 'true'>, <Truth.UNKNOWN: 'unknown'>)
+        >>> s.guard_record(sympy.Ge(n, 5), True).decided, len(s.guards)
+        (<Truth.TRUE: 'true'>, 3)
+        """
         st = self._state
         if isinstance(reason, Reason):
             _unreserved(reason)
@@ -131,8 +149,9 @@ class Solver:
                     (why,),
                 )
             settled = reason if isinstance(reason, Reason) else _SETTLED
-            st.guards.append(GuardRecord(rel, hint, result, truth, settled))
-            return result
+            record = GuardRecord(rel, hint, result, truth, settled)
+            st.guards.append(record)
+            return record
         prepared = st.prepare(rel)
         if hint is None:
             raise UndecidedGuardError(f"{prepared} depends on the input sizes and no hint was given")
@@ -140,8 +159,9 @@ class Solver:
         _unreserved(why)
         result = bool(hint)
         absorb.add_fact(st, prepared if result else negate(prepared), why)
-        st.guards.append(GuardRecord(prepared, hint, result, truth, why))
-        return result
+        record = GuardRecord(prepared, hint, result, truth, why)
+        st.guards.append(record)
+        return record
 
     # -- scopes ------------------------------------------------------------------------------
     @contextmanager

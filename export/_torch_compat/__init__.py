@@ -11,7 +11,8 @@ and never touches a private torch name itself (``tests/test_layering.py`` checks
 module per concern:
 
 * :mod:`~export._torch_compat.version` -- :data:`SUPPORTED_TORCH`, :func:`check_torch_version`;
-* :mod:`~export._torch_compat.decider` -- the :class:`Decider` protocol, :class:`BaseDecider`;
+* :mod:`~export._torch_compat.decider` -- the :class:`Decider` protocol, :class:`BaseDecider`,
+  :data:`NEUTRAL`;
 * :mod:`~export._torch_compat.symbols` -- :func:`value_range`, :func:`range_bounds`,
   :func:`symbol_kind` ...; torch's sympy function classes, re-exported for :mod:`export.tracing.convert`;
 * :mod:`~export._torch_compat.routing` -- :class:`RoutingShapeEnv`, a ``ShapeEnv`` subclass
@@ -47,7 +48,7 @@ from torch.fx.experimental.symbolic_shapes import (  # noqa: E402
     ShapeEnv,
 )
 
-from export._torch_compat.decider import BaseDecider, Decider  # noqa: E402
+from export._torch_compat.decider import NEUTRAL, Answer, BaseDecider, Decider, Neutral  # noqa: E402
 from export._torch_compat.patches import SHAPE_ENV_SITES, install_shape_env_class, route_shape_env  # noqa: E402
 from export._torch_compat.program import (  # noqa: E402
     add_size_asserts,
@@ -115,6 +116,9 @@ __all__ = [
     "check_torch_version",
     "Decider",
     "BaseDecider",
+    "NEUTRAL",
+    "Neutral",
+    "Answer",
     "RoutingShapeEnv",
     "install_shape_env_class",
     "route_shape_env",

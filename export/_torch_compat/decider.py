@@ -1,34 +1,61 @@
-"""What the routing ShapeEnv asks: the :class:`Decider` protocol and a do-nothing base."""
+"""What the routing ShapeEnv asks: the :class:`Decider` protocol and a do-nothing base.
+
+Every hook the routing calls is a method of the protocol (mypy checks them all); a
+:class:`BaseDecider` answers nothing and lets torch decide, so a subclass overrides only
+what it needs.
+
+>>> d = BaseDecider()
+>>> d.attach(None), d.on_question(sympy.Symbol("s0") > 1, True, "guard_bool"), d.on_constraint_violation("x")
+(True, None, False)
+"""
 
 from __future__ import annotations
 
-from typing import Protocol
+import enum
+from typing import Any, Protocol
 
 import sympy
 
-__all__ = ["Decider", "BaseDecider"]
+__all__ = ["Decider", "BaseDecider", "Neutral", "NEUTRAL", "Answer"]
+
+
+class Neutral(enum.Enum):
+    """The type of :data:`NEUTRAL` (a one-member enum, so that mypy narrows ``is NEUTRAL``)."""
+
+    NEUTRAL = "neutral"
+
+    def __repr__(self) -> str:
+        return "NEUTRAL"
+
+
+NEUTRAL = Neutral.NEUTRAL
+"""An answer of :meth:`Decider.on_question`: the example value ``hint`` answers the
+question and torch records no guard for it, because either answer yields a right program.
+Only for a boolean question that has a hint; an int evaluation (``expr == value``) or a
+runtime assertion answered NEUTRAL is an :class:`export.errors.InconsistentDecisionError`."""
+
+Answer = bool | Neutral | None
+"""What :meth:`Decider.on_question` returns: True/False, :data:`NEUTRAL`, or None (torch decides)."""
 
 
 class Decider(Protocol):
-    """What :class:`RoutingShapeEnv` asks. ``None`` answers mean "let torch decide".
+    """What :class:`RoutingShapeEnv` asks. ``None`` answers mean "let torch decide"."""
 
-    Optional extra hooks, called only if the object has them:
-    ``attach(shape_env) -> bool | None`` (the env was built and routes to this decider;
-    returning False declines it, and that env decides on its own),
-    ``on_symbol(expr, source_name, value) -> None`` (an input size/stride became the
-    symbolic ``expr``, with example ``value``),
-    ``on_replacement(symbol, expr, reason) -> None`` (torch unified a symbol) and
-    ``on_constraint_violation(message) -> bool`` (True suppresses torch's own
-    "Constraints violated" / forced-specialization error; the bridge must report) and
-    ``on_neutral(expr, hint, api) -> bool`` (True: answer the example value ``hint``
-    with no guard recorded, because either answer yields a right program).
-    """
+    def attach(self, env: Any) -> bool:
+        """The ShapeEnv ``env`` was built and routes to this decider; False declines it
+        (that env then decides on its own)."""
 
-    def on_guard(self, expr: sympy.Basic, hint: bool | None, api: str) -> bool | None:
-        """Decide a guard (a torch sympy boolean); ``hint`` is its value on the example."""
+    def on_question(self, expr: sympy.Basic, hint: bool | None, api: str) -> Answer:
+        """Decide one question of torch: a guard (a torch sympy boolean; for an int
+        evaluation, ``Eq(expr, value)`` with hint True), asked through ``api``
+        (``guard_bool``, ``guard_int``, ``guard_or_false``, ``runtime_assert`` ...); ``hint``
+        is its value on the example. :data:`NEUTRAL`: the example value, no guard."""
 
     def on_static(self, expr: sympy.Basic) -> bool | None:
         """Answer a guard-free "is this statically known?" query, or None if unknown."""
+
+    def on_symbol(self, expr: sympy.Expr, source_name: str, value: Any) -> None:
+        """An input size/stride (``source_name``) became the symbolic ``expr``, with example ``value``."""
 
     def on_specialize(self, source_name: str, value: int) -> None:
         """An input size/stride/offset (``source_name``) became the constant ``value``."""
@@ -36,14 +63,27 @@ class Decider(Protocol):
     def on_range_update(self, symbol: sympy.Symbol, lo: int | None, hi: int | None) -> None:
         """torch's range for ``symbol`` is now ``[lo, hi]`` (None = unbounded)."""
 
+    def on_replacement(self, symbol: sympy.Symbol, expr: sympy.Expr, reason: str) -> None:
+        """torch unified ``symbol`` with ``expr``."""
+
+    def on_constraint_violation(self, message: str) -> bool:
+        """torch's own "Constraints violated" / forced-specialization error: True
+        suppresses it (the decider must report), False lets torch raise it."""
+
 
 class BaseDecider:
     """A decider that decides nothing: subclass and override what you need."""
 
-    def on_guard(self, expr: sympy.Basic, hint: bool | None, api: str) -> bool | None:
+    def attach(self, env: Any) -> bool:
+        return True
+
+    def on_question(self, expr: sympy.Basic, hint: bool | None, api: str) -> Answer:
         return None
 
     def on_static(self, expr: sympy.Basic) -> bool | None:
+        return None
+
+    def on_symbol(self, expr: sympy.Expr, source_name: str, value: Any) -> None:
         return None
 
     def on_specialize(self, source_name: str, value: int) -> None:
@@ -51,3 +91,9 @@ class BaseDecider:
 
     def on_range_update(self, symbol: sympy.Symbol, lo: int | None, hi: int | None) -> None:
         return None
+
+    def on_replacement(self, symbol: sympy.Symbol, expr: sympy.Expr, reason: str) -> None:
+        return None
+
+    def on_constraint_violation(self, message: str) -> bool:
+        return False

@@ -123,8 +123,7 @@ def route_shape_env(
             return  # another thread's plain torch.export meanwhile: vanilla (decider None)
         self.decider = decider
         created.append(self)
-        attach = getattr(decider, "attach", None)
-        if attach is not None and attach(self) is False:
+        if decider is not None and not decider.attach(self):
             self.decider = None  # the decider declined this env (e.g. a nested dynamo trace)
 
     bound = type(f"Routed{cls.__name__}", (cls,), {"__init__": __init__, "__module__": __name__})

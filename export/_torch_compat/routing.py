@@ -18,7 +18,7 @@ from torch.fx.experimental import symbolic_shapes as _ss
 from torch.fx.experimental.symbolic_shapes import ConstraintViolationError, DimDynamic, ShapeEnv
 from torch.utils._sympy.value_ranges import ValueRanges
 
-from export._torch_compat.decider import Decider
+from export._torch_compat.decider import NEUTRAL, Decider
 from export._torch_compat.symbols import range_bounds
 from export.errors import InconsistentDecisionError
 
@@ -42,6 +42,9 @@ class RoutingShapeEnv(ShapeEnv):
       ``guard_size_oblivious``, ``guard_or_false/true``, produce_guards' equalities);
     * :meth:`guard_or_defer_runtime_assert` -- ``torch._check`` / ``expect_true`` on
       unbacked or deferred expressions;
+
+      each asks :meth:`Decider.on_question` once per question (called from these
+      methods directly: the decider reads the asking site from its caller's frame);
     * :meth:`_maybe_evaluate_static` -- guard-free queries (``statically_known_true``);
     * :meth:`create_symbol` / :meth:`create_unbacked_symint` -- specialization
       (0/1, static dims) and fresh symbols' initial ranges;
@@ -139,22 +142,22 @@ class RoutingShapeEnv(ShapeEnv):
         if not is_bool:  # an int/float evaluation specializes: expr == value
             if value is None:
                 return vanilla()  # unbacked: torch raises its data-dependent error
-            answer = decider.on_guard(sympy.Eq(orig_expr, value), True, api)
-            if answer is not None and not answer:
+            said = decider.on_question(sympy.Eq(orig_expr, value), True, api)
+            if said is NEUTRAL or (said is not None and not said):  # (NEUTRAL: it would record no guard)
                 raise InconsistentDecisionError(
                     f"{api}({orig_expr}) must specialize to the example value {value}, "
-                    "but the decider refused"
+                    f"but the decider {'answered NEUTRAL' if said is NEUTRAL else 'refused'}"
                 )
             return vanilla()
         hint_b = None if value is None else bool(value)
-        if hint_b is not None:
-            neutral = getattr(decider, "on_neutral", None)
-            if neutral is not None and neutral(orig_expr, hint_b, api):
-                return _bool_answer(hint_b)  # the example's answer, no guard: either answer is right
-        answer = decider.on_guard(orig_expr, hint_b, api)
-        if answer is None:
+        said = decider.on_question(orig_expr, hint_b, api)
+        if said is NEUTRAL:
+            if hint_b is None:
+                raise InconsistentDecisionError(f"decider answered NEUTRAL for {orig_expr}, which has no example value")
+            return _bool_answer(hint_b)  # the example's answer, no guard: either answer is right
+        if said is None:
             return vanilla()
-        answer = bool(answer)
+        answer = bool(said)
         if hint_b is not None and answer != hint_b:
             raise InconsistentDecisionError(
                 f"decider answered {answer} for {orig_expr}, but it is {hint_b} on the example inputs"
@@ -182,7 +185,9 @@ class RoutingShapeEnv(ShapeEnv):
             with self._passthrough():
                 return super().guard_or_defer_runtime_assert(orig_expr, msg, fx_node)
         hint = self._backed_hint(orig_expr)
-        answer = decider.on_guard(orig_expr, None if hint is None else bool(hint), "runtime_assert")
+        answer = decider.on_question(orig_expr, None if hint is None else bool(hint), "runtime_assert")
+        if answer is NEUTRAL:
+            raise InconsistentDecisionError(f"decider answered NEUTRAL for the assertion {orig_expr}")
         if answer is not None and not answer:
             return False  # the caller (torch._check) raises its own error
         with self._passthrough():
@@ -256,9 +261,7 @@ class RoutingShapeEnv(ShapeEnv):
             if out.is_number:
                 self.decider.on_specialize(source.name, int(out) if out.is_Integer else out)
             else:
-                hook = getattr(self.decider, "on_symbol", None)
-                if hook is not None:
-                    hook(out, source.name, val)
+                self.decider.on_symbol(out, source.name, val)
                 if isinstance(out, sympy.Symbol) and out in self.var_to_range:
                     self.decider.on_range_update(out, *range_bounds(self.var_to_range[out]))
         return out
@@ -279,16 +282,15 @@ class RoutingShapeEnv(ShapeEnv):
 
     def _set_replacement(self, a: sympy.Symbol, tgt: sympy.Expr, msg: str) -> None:
         super()._set_replacement(a, tgt, msg)
-        hook = getattr(self.decider, "on_replacement", None)
-        if hook is not None and self.replacements.get(a) == tgt:
-            hook(a, tgt, msg)
+        if self.decider is not None and self.replacements.get(a) == tgt:
+            self.decider.on_replacement(a, tgt, msg)
 
     # -- torch's constraint-violation errors -----------------------------------------
 
     def produce_guards_verbose(self, *args: Any, **kwargs: Any) -> Any:
-        hook: Callable[[str], bool] | None = getattr(self.decider, "on_constraint_violation", None)
-        if hook is None:
+        if self.decider is None:
             return super().produce_guards_verbose(*args, **kwargs)
+        hook = self.decider.on_constraint_violation
         try:
             out = super().produce_guards_verbose(*args, **kwargs)
         except ConstraintViolationError as e:

@@ -22,6 +22,7 @@ from torch.export import ExportedProgram
 
 from export import _torch_compat as tc
 from export.program import archive
+from export.program.branches import branch_warnings
 from export.errors import ArchiveError, SymshapeWarning
 from export.program.floor_policy import floor_policy
 from export.spec.inputs import Inputs
@@ -145,23 +146,12 @@ def finish(ep: ExportedProgram, trace: Trace, zero_one: ZeroOne = NOTHING) -> Sy
          "solver_seconds": round(trace.stats.seconds, 6), "stages": dict(s.stats),
          "facts": len(s.facts), "guards": len(s.guards), "boundary_retraces": zero_one.retraces},
         None,
-        trace.zero_one_notes + _branch_warnings(trace, policy.needed),
+        trace.zero_one_notes + branch_warnings(trace, policy.needed),
         zero_one.evidence,
     )
     for note in report.warnings:
         warnings.warn(note, SymshapeWarning, stacklevel=4)
     return _attach(ep, equalities, report, s)
-
-
-def _branch_warnings(trace: Trace, needed: Mapping[Any, tuple[Any, ...]]) -> tuple[str, ...]:
-    """The notes on user branches that still rely on the ``>= 2`` floor, once per line
-    (not once per input sharing a dim)."""
-    kept = {rel for rels in needed.values() for rel in rels}
-    out: dict[str, str] = {}
-    for rel, origin, text in trace.branch_notes:
-        if rel in kept:
-            out.setdefault(origin or text, text)
-    return tuple(out.values())
 
 
 def _relation_text(rel: Any, names: Mapping[Any, str]) -> str:

@@ -3,9 +3,11 @@
 :class:`SolverBridge` is the decider of :class:`export._torch_compat.RoutingShapeEnv`.
 It declares one solver symbol per root dim of the spec and per dynamic input dim (with
 the example size as hint and the spec as facts), maps torch's symbols onto them as torch
-creates them, and answers guards with :meth:`solver.Solver.guard`. What torch assumes on
-its own (sizes >= 2, 0/1 specialization, duck-sized dims) becomes ``trace_assumption``
-facts, so nothing the trace relied on is left out of the solver's view.
+creates them, and answers torch's questions (:meth:`SolverBridge.on_question`, one call
+per question) with :meth:`solver.Solver.guard_record`. What torch assumes on its own (sizes
+>= 2, 0/1 specialization, duck-sized dims) becomes ``trace_assumption`` facts, so nothing
+the trace relied on is left out of the solver's view. Which question was asked where, and
+the 0/1 evidence it leaves, is kept by a :class:`export.tracing.questions.Questions`.
 """
 
 from __future__ import annotations
@@ -15,7 +17,6 @@ import re
 import sys
 import time
 from collections.abc import Iterable, Iterator
-from types import FrameType
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,8 +27,7 @@ from export.tracing.convert import to_shapes
 from export.errors import UnsupportedGuardError
 from export.spec.inputs import Inputs
 from export.tracing.provenance import UserFrame, is_user_file, user_frame
-from export.tracing.neutral import NEUTRAL_APIS, QUESTION_TYPES, unnormalized, zero_one_question
-from export.tracing.sites import RawSite, Site, asking_site, justification, resolve
+from export.tracing.questions import Asking, Questions
 from export.spec.dynamic_shapes import Spec
 from export.tracing.trace import FLOOR_OP, POSITIVE_OP, SPECIALIZED_OP, Trace, TraceStats, frozen_map
 from shapes.printing import to_python
@@ -41,14 +41,6 @@ __all__ = ["SolverBridge", "dim_symbol_name"]
 _SOFT_APIS = frozenset({"guard_or_false", "guard_or_true", "guard_size_oblivious"})
 """torch's 0/1-safe queries: the branch they take is valid whether or not a size is 0 or 1."""
 
-
-def _two_sided(rel: sympy.Basic) -> bool:
-    """An equality or disequality between two non-constant sides (``a*b == a``)."""
-    return isinstance(rel, (sympy.Eq, sympy.Ne)) and bool(rel.lhs.free_symbols) and bool(rel.rhs.free_symbols)
-
-
-_NO_SITE: tuple[FrameType | None, tuple[RawSite | None, bool]] = (None, (None, False))
-"""No frame walked for the guard being answered (see :meth:`SolverBridge._site_of`)."""
 
 _CHECK_LINE = re.compile(r"^\s*torch\._check(_with)?\(")
 """A line that is a ``torch._check`` call: the questions Python asks while evaluating its
@@ -108,24 +100,11 @@ class SolverBridge(tc.BaseDecider):
         self._names: dict[sympy.Symbol, str] = {}
         self._inline_kind: str | None = None
         self._torch_reports: list[str] = []
-        self._zero_one_notes: list[str] = []
         self._unbacked_origins: dict[sympy.Symbol, UserFrame] = {}  # torch symbol -> frame of its .item()
-        self._zero_one_seen: set[tuple[sympy.Basic, RawSite | None]] = set()
-        self._branch_notes: list[tuple[sympy.Basic, str, str]] = []  # (question, origin, note)
-        self._hard: set[sympy.Basic] = set()  # questions asked by hard guards (if/int()/_check)
         self._settled: dict[sympy.Basic, bool] = {}  # torch expr -> its answer, once settled
         self._became_fact: set[sympy.Basic] = set()  # questions whose answer was recorded as a fact
-        self._spec_solver: Solver | None = None
-        self._sites: dict[sympy.Basic, set[RawSite]] = {}  # hard question -> the sites that asked it
-        self._answers: dict[sympy.Basic, bool] = {}  # hard question -> its answer
-        self._user_checks: set[sympy.Basic] = set()  # questions a user's torch._check asked
         self._converted: dict[sympy.Basic, sympy.Basic | None] = {}
-        self._neutral: dict[sympy.Basic, set[Site]] = {}  # 0/1 question -> neutral sites (no fact)
-        self._neutral_memo: dict[tuple[sympy.Basic, bool, RawSite], bool] = {}
-        self._candidates: dict[tuple[sympy.Basic, bool], sympy.Basic | None] = {}  # (expr, hint) -> 0/1 question
-        self._last_site: tuple[FrameType | None, tuple[RawSite | None, bool]] = _NO_SITE
-        self._plain_memo: tuple[int, frozenset[sympy.Basic]] = (-1, frozenset())  # (dims seen, _plain_dims())
-        self._machinery: dict[str, bool] = {}  # file name -> torch's symbolic machinery or symshape (asking_site)
+        self._questions = Questions(self._solver, spec, self._dim_syms, self._names, self._convert)
         self._declare_spec()
 
     # -- the end of tracing ---------------------------------------------------------------------
@@ -139,17 +118,18 @@ class SolverBridge(tc.BaseDecider):
                     to_shapes(sym, self._symbol_for)
                 except UnsupportedGuardError:
                     pass
-        c = self._counts
+        c, q = self._counts, self._questions
         return Trace(
-            self._spec, self._inputs, self._solver, frozen_map(self._dim_syms), frozen_map(self._root_syms),
-            frozenset(self._auto_syms), frozenset(self._internal_syms), frozenset(self._unbacked_syms),
-            frozen_map(self._names), frozen_map(self._sym_map),
-            TraceStats(c.asked, c.routed, c.to_torch, c.seconds, tuple(c.unsupported)),
-            frozenset(self._hard), frozenset(self._became_fact), tuple(self._zero_one_notes),
-            frozen_map({**self._origins_from_torch(), **self._unbacked_origins}), tuple(self._torch_reports),
-            frozen_map({rel: frozenset(resolve(r) for r in raw) for rel, raw in self._sites.items()}),
-            frozen_map(self._answers), tuple(self._branch_notes),
-            frozen_map({rel: frozenset(sites) for rel, sites in self._neutral.items()}))
+            spec=self._spec, inputs=self._inputs, solver=self._solver, dim_syms=frozen_map(self._dim_syms),
+            root_syms=frozen_map(self._root_syms), auto_syms=frozenset(self._auto_syms),
+            internal_syms=frozenset(self._internal_syms), unbacked_syms=frozenset(self._unbacked_syms),
+            names=frozen_map(self._names), sym_map=frozen_map(self._sym_map),
+            stats=TraceStats(asked=c.asked, routed=c.routed, to_torch=c.to_torch, seconds=c.seconds,
+                             unsupported=tuple(c.unsupported)),
+            hard=q.hard, answered_by_fact=frozenset(self._became_fact), zero_one_notes=q.zero_one_notes,
+            unbacked_origins=frozen_map({**self._origins_from_torch(), **self._unbacked_origins}),
+            torch_reports=tuple(self._torch_reports), sites=q.sites, answers=q.answers,
+            branch_notes=q.branch_notes, neutral=q.neutral_sites)
 
     def _origins_from_torch(self) -> dict[sympy.Symbol, UserFrame]:
         """Where torch recorded the unbacked symbols the bridge saw no user frame for."""
@@ -159,7 +139,7 @@ class SolverBridge(tc.BaseDecider):
                 continue
             for filename, lineno, function, code in reversed(tc.symbol_origin_frames(self._env, sym)):
                 if is_user_file(filename):
-                    out[sym] = UserFrame(filename, lineno, function, code)
+                    out[sym] = UserFrame(filename=filename, lineno=lineno, function=function, code=code)
                     break
         return out
 
@@ -239,11 +219,7 @@ class SolverBridge(tc.BaseDecider):
         d = self._inputs.dim_of_source(source_name)
         if d is None or d not in self._dim_syms:
             return
-        decl = self._spec.decl(d)
-        if decl is not None and decl.mode == "auto" and int(value) in (0, 1):
-            self._zero_one_notes.append(
-                f"{d} (Dim.AUTO) became static {value}: its example size is {value}, and torch never "
-                f"keeps sizes 0 and 1 dynamic; use an example of size >= 2 to keep it dynamic.")
+        self._questions.specialized(d, value)
         self._solver.assume(sympy.Eq(self._dim_syms[d], int(value)), Reason(
             "trace_assumption", f"{d} == {value}", None,
             f"{SPECIALIZED_OP} {d} to the example size {value} (sizes 0 and 1 are never dynamic)"))
@@ -272,26 +248,31 @@ class SolverBridge(tc.BaseDecider):
         self._torch_reports.append(message)
         return True
 
-    # -- guards ---------------------------------------------------------------------------------
-    def on_guard(self, expr: sympy.Basic, hint: bool | None, api: str) -> bool | None:
-        """The answer to torch's guard ``expr`` (None: torch decides), recorded as a fact
-        or settled by the facts; hard guards note the site that asked."""
-        try:
-            return self._on_guard(expr, hint, api, sys._getframe(1))
-        finally:
-            self._last_site = _NO_SITE  # the frame holds the traced call's stack: never keep it past its guard
+    # -- questions ------------------------------------------------------------------------------
+    def on_question(self, expr: sympy.Basic, hint: bool | None, api: str) -> tc.Answer:
+        """The answer to torch's question ``expr`` (None: torch decides): :data:`NEUTRAL`
+        when :meth:`export.tracing.questions.Questions.neutral` lets the example value
+        answer it with no fact and no guard; else recorded as a fact or settled by the
+        facts, hard guards noting the site that asked. The site is walked at most once,
+        from the caller's frame (the routed ``evaluate_expr``'s), and dropped with the
+        question."""
+        asking = self._questions.asking(sys._getframe(1))
+        if hint is not None and self._questions.neutral(expr, hint, api, asking):
+            self._counts.asked += 1
+            self._counts.routed += 1
+            return tc.NEUTRAL
+        return self._guard(expr, hint, api, asking)
 
-    def _on_guard(self, expr: sympy.Basic, hint: bool | None, api: str, caller: FrameType) -> bool | None:
+    def _guard(self, expr: sympy.Basic, hint: bool | None, api: str, asking: Asking) -> bool | None:
         self._counts.asked += 1
         settled = self._settled.get(expr)
         if settled is not None and (hint is None or hint == settled):
             self._counts.routed += 1  # asked and answered before: facts only grow, so still settled
             if api not in _SOFT_APIS:
                 rel = self._converted[expr]
-                self._hard.add(rel)
-                raw = self._note_site(rel, settled, caller)
+                raw = self._questions.hard_question(rel, settled, asking)
                 if api == "guard_bool":
-                    self._note_zero_one(rel, settled, raw)
+                    self._questions.branch(rel, settled, raw)
             return settled
         start = time.perf_counter()
         try:
@@ -304,147 +285,17 @@ class SolverBridge(tc.BaseDecider):
                 return self._unhinted(rel, api)
             raw = None
             if api not in _SOFT_APIS:
-                self._hard.add(rel)
-                raw = self._note_site(rel, hint, caller)
-            if self._solver.decide(rel) is Truth.UNKNOWN:
+                raw = self._questions.hard_question(rel, hint, asking)
+            record = self._solver.guard_record(rel, hint, lambda: self._reason(rel, api))
+            if record.decided is Truth.UNKNOWN:
                 self._became_fact.add(rel)  # recorded as a fact: its answer needs no assumption
-            answer = self._solver.guard(rel, hint, lambda: self._reason(rel, api))
+            answer = record.result
             if api == "guard_bool":
-                self._note_zero_one(rel, answer, raw)
+                self._questions.branch(rel, answer, raw)
             self._settled[expr] = answer  # settled now: a fact, or implied by the facts
             return answer
         finally:
             self._counts.seconds += time.perf_counter() - start
-
-    def on_neutral(self, expr: sympy.Basic, hint: bool | None, api: str) -> bool:
-        """Whether a question that a size is not 0 or 1 (:func:`zero_one_question`), which
-        the facts leave open, is answered by its example value with no fact and no torch
-        guard: only when the place that asked it is in the table of value-neutral torch
-        places (:mod:`export.tracing.sites`: either answer computes the same values there) and, for
-        a 0/1-safe query, the answer is torch's own fallback. Recorded in the trace's
-        ``neutral``; anything else is decided as a guard. A question on plain dims that the
-        facts (with the ``>= 2`` floor) decide takes the usual path (:mod:`export.program.zero_one`
-        judges it); this drops the ``!= 1`` a trace would otherwise put on a derived or
-        intermediate size (``x.size(1) // 4``), and torch's guard for what the floor of a
-        derived dim's root decides."""
-        if hint is None or api not in NEUTRAL_APIS:
-            return False
-        fallback = NEUTRAL_APIS[api]
-        if fallback is not None and hint is not fallback:
-            return False  # a 0/1-safe query answered against its fallback: a decision the trace relies on
-        rel = self._candidate(expr, hint)
-        if rel is None:
-            return False
-        raw, _ = self._site_of(sys._getframe(1))
-        if raw is None:
-            return False
-        key = (rel, hint, raw)
-        if key not in self._neutral_memo:
-            self._neutral_memo[key] = self._is_neutral(rel, hint, raw)
-        if not self._neutral_memo[key]:
-            return False
-        self._last_site = _NO_SITE  # answered here: no on_guard follows to read the site
-        self._counts.asked += 1
-        self._counts.routed += 1
-        self._neutral.setdefault(rel, set()).add(resolve(raw))
-        return True
-
-    def _candidate(self, expr: sympy.Basic, hint: bool) -> sympy.Basic | None:
-        """The solver relation of ``expr`` when, answered ``hint``, it may be a 0/1
-        question (:func:`zero_one_question`, or an equality the solver may read as one);
-        None otherwise. Memoized: a trace asks the same expressions thousands of times."""
-        key = (expr, hint)
-        if key in self._candidates:
-            return self._candidates[key]
-        rel = self._convert(expr)
-        if rel is not None and not (isinstance(rel, QUESTION_TYPES) and (zero_one_question(rel, hint) or _two_sided(rel))):
-            rel = None
-        self._candidates[key] = rel
-        return rel
-
-    def _site_of(self, frame: FrameType) -> tuple[RawSite | None, bool]:
-        """:func:`export.tracing.sites.asking_site` of ``frame`` (the routed ``evaluate_expr``'s),
-        walked once per guard: :meth:`on_neutral` and then :meth:`_note_site` (through
-        :meth:`on_guard`, which the routing calls next when the question is not neutral)
-        ask for the same frame. The bridge holds the frame while it compares it (so ``is``
-        cannot match a later call's frame) and drops it when the guard is answered: a held
-        frame keeps the traced call's stack, fake tensors included, alive, and torch's
-        export then fails ("a fake tensor in the exported program constant's list")."""
-        last, site = self._last_site
-        if last is not frame:
-            site = asking_site(frame, self._machinery)
-            self._last_site = (frame, site)
-        return site
-
-    def _is_neutral(self, rel: sympy.Basic, hint: bool, raw: RawSite) -> bool:
-        """The test of :meth:`on_neutral` for one question asked at one place."""
-        if justification(resolve(raw)) is None:
-            return False  # (the table first: a lookup, where the solver decides)
-        if rel.free_symbols <= self._plain_dims() and self._solver.decide(rel) is not Truth.UNKNOWN:
-            return False  # decided on plain dims (torch knows their floor: no guard); export.program.zero_one judges it
-        # the solver's form too: a*b == a is b == 1 when a >= 1
-        return zero_one_question(rel, hint) or zero_one_question(unnormalized(self._solver.simplify(rel)), hint)
-
-    def _plain_dims(self) -> frozenset[sympy.Basic]:
-        """The symbols of input dims declared as a plain dim (not derived, ``4 * _n``): torch
-        keeps their ``>= 2`` floor in its own ranges, so it records no guard for what the
-        floor decides; for a derived dim the floor sits on the root, where torch's static
-        evaluation of the derived size does not see it."""
-        known = self._plain_memo
-        if known[0] == len(self._dim_syms):  # dims are only ever added
-            return known[1]
-        out: set[sympy.Basic] = set()
-        for d, sym in self._dim_syms.items():
-            decl = self._spec.decl(d)
-            if decl is None or decl.expr is None or isinstance(decl.expr, sympy.Symbol):
-                out.add(sym)
-        self._plain_memo = (len(self._dim_syms), frozenset(out))
-        return self._plain_memo[1]
-
-    def _note_site(self, rel: sympy.Basic, answer: bool, caller: FrameType) -> RawSite | None:
-        """Record which site asked the hard question ``rel`` (a short frame walk, see
-        :func:`export.tracing.sites.asking_site`), its answer, and whether a user's
-        ``torch._check`` asked it (torch's check path, whatever the spelling)."""
-        raw, via_check = self._site_of(caller)
-        if raw is not None:
-            self._sites.setdefault(rel, set()).add(raw)
-            if via_check and is_user_file(raw[0]):
-                self._user_checks.add(rel)
-        self._answers[rel] = bool(answer)
-        return raw
-
-    def _note_zero_one(self, rel: sympy.Basic, answer: bool, raw: RawSite | None) -> None:
-        """A user branch comparing a dim with 0 or 1 (the user's own line asked it, not a
-        library under it), possibly decided only by torch's >= 2 assumption: a note, kept
-        as a warning only if the dim keeps the floor (:mod:`export.program.exported`)."""
-        key = (rel, raw)
-        if key in self._zero_one_seen:
-            return
-        self._zero_one_seen.add(key)
-        dynamo = bool(tc.dynamo_stack())
-        if raw is None or not (dynamo or is_user_file(raw[0])):
-            return
-        if not isinstance(rel, (sympy.Eq, sympy.Ne, sympy.Lt, sympy.Le, sympy.Gt, sympy.Ge)):
-            return
-        sym, const = rel.lhs, rel.rhs
-        if not (sym in self._names and const.is_Integer and int(const) in (0, 1, 2)):
-            return
-        spec_lo = self._spec_lower_bound(sym)
-        if spec_lo is None or spec_lo >= 2:
-            return
-        frame = user_frame()
-        where = f" at {frame.origin}: {frame.code}" if frame else ""
-        self._branch_notes.append((rel, frame.origin if frame else "", (
-            f"{self._text(rel)} was decided {answer}{where}, only because export assumes "
-            f"{self._names[sym]} >= 2 (sizes 0 and 1 are specialized while tracing); the program "
-            f"rejects {self._names[sym]} < 2 at run time. If size {int(const)} matters, handle it "
-            "before calling the exported program or make the dim static.")))
-
-    def _spec_lower_bound(self, sym: sympy.Symbol) -> int | None:
-        """The lower bound the user's spec alone gives a symbol."""
-        if self._spec_solver is None:
-            self._spec_solver = self._solver.replica(kinds=("spec",))
-        return self._spec_solver.bounds(sym)[0]
 
     def on_static(self, expr: sympy.Basic) -> bool | None:
         rel = self._convert(expr)
@@ -508,7 +359,8 @@ class SolverBridge(tc.BaseDecider):
         such a fix is applied (torch keeps it as a runtime check in the program)."""
         frame = user_frame()
         kind = "guard"
-        user_check = rel in self._user_checks or (frame is not None and _CHECK_LINE.match(frame.code) is not None)
+        user_check = self._questions.is_user_check(rel) or (
+            frame is not None and _CHECK_LINE.match(frame.code) is not None)
         if user_check and not dim_expressible(self._solver.simplify(rel)):
             kind = "spec"
         return Reason(kind, self._text(rel), frame.origin if frame else None, frame.code if frame else api)

@@ -1,6 +1,6 @@
 """Questions that a size is not 0 or 1, as torch asks them (pure sympy, no torch).
 
-:meth:`export.tracing.bridge.SolverBridge.on_neutral` answers such a question with no fact and no
+:meth:`export.tracing.questions.Questions.neutral` lets the bridge answer such a question with no fact and no
 torch guard when a value-neutral torch place asked it (:mod:`export.tracing.sites`); this module
 says which relations are such questions (:func:`zero_one_question`).
 """
@@ -12,7 +12,7 @@ import sympy
 __all__ = ["NEUTRAL_APIS", "QUESTION_TYPES", "zero_one_question", "unnormalized"]
 
 NEUTRAL_APIS: dict[str, bool | None] = {"guard_bool": None, "guard_or_false": False, "guard_or_true": True}
-"""The queries :meth:`export.tracing.bridge.SolverBridge.on_neutral` may answer, with torch's fallback answer (None: none)."""
+"""The queries :meth:`export.tracing.questions.Questions.neutral` may answer, with torch's fallback answer (None: none)."""
 
 
 QUESTION_TYPES = (sympy.Eq, sympy.Ne, sympy.Lt, sympy.Le, sympy.Gt, sympy.Ge, sympy.And, sympy.Or)

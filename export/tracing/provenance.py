@@ -68,12 +68,12 @@ def user_frame(frame: FrameType | None = None) -> UserFrame | None:
     stack there only shows the export call), else the current Python stack."""
     for filename, lineno, function, code in reversed(tc.dynamo_stack()):
         if is_user_file(filename):
-            return UserFrame(filename, lineno, function, code)
+            return UserFrame(filename=filename, lineno=lineno, function=function, code=code)
     f: FrameType | None = frame if frame is not None else sys._getframe(1)
     while f is not None:
         filename = f.f_code.co_filename
         if is_user_file(filename):
             code = linecache.getline(filename, f.f_lineno).strip()
-            return UserFrame(filename, f.f_lineno, f.f_code.co_name, code)
+            return UserFrame(filename=filename, lineno=f.f_lineno, function=f.f_code.co_name, code=code)
         f = f.f_back
     return None

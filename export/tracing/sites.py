@@ -280,7 +280,8 @@ def _conditional(path: str, function: str, code: str) -> Conditional | None:
 def resolve(raw: RawSite) -> Site:
     """A :data:`RawSite` with its source line read."""
     filename, lineno, function, detail = raw
-    return Site(filename, lineno, function, linecache.getline(filename, lineno).strip(), detail)
+    return Site(file=filename, line=lineno, function=function, code=linecache.getline(filename, lineno).strip(),
+                detail=detail)
 
 
 def justification(site: Site) -> str | None:

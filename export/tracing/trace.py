@@ -38,7 +38,8 @@ from shapes.relation import is_relation
 from shapes.spec import InputDim
 from solver import Fact, Solver
 
-__all__ = ["Trace", "TraceStats", "FLOOR_OP", "POSITIVE_OP", "SPECIALIZED_OP", "frozen_map", "spec_or_positive"]
+__all__ = ["Trace", "TraceStats", "BranchNote", "FLOOR_OP", "POSITIVE_OP", "SPECIALIZED_OP", "frozen_map",
+           "spec_or_positive"]
 
 K = TypeVar("K")
 V = TypeVar("V")
@@ -67,7 +68,7 @@ def frozen_map(d: Mapping[K, V]) -> Mapping[K, V]:
     return MappingProxyType(dict(d))
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class TraceStats:
     """What one export asked and who answered: ``asked`` decisions, ``routed`` to the
     solver, ``to_torch`` left to torch (not convertible), ``seconds`` in the solver, and
@@ -80,7 +81,25 @@ class TraceStats:
     unsupported: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BranchNote:
+    """A user branch comparing a dim with 0, 1 or 2 (``question``, a solver relation
+    ``dim op constant``), answered ``answer`` at the user's line ``origin`` (``model.py:14``;
+    ``""`` when none was found) reading ``code``: worded as a warning only when the dim
+    keeps the ``>= 2`` floor (:func:`export.program.branches.branch_warnings`).
+
+    >>> n = sympy.Symbol("n", integer=True)
+    >>> BranchNote(question=sympy.Eq(n, 1), answer=False, origin="m.py:3", code="if n == 1:").origin
+    'm.py:3'
+    """
+
+    question: sympy.Basic
+    answer: bool
+    origin: str
+    code: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Trace:
     """The outcome of one trace (see the module docstring).
 
@@ -95,11 +114,11 @@ class Trace:
     0/1 sizes; ``torch_reports`` torch's own constraint-violation texts (never shown).
     ``sites`` maps each hard question to the places that asked it
     (:class:`export.tracing.sites.Site`), ``answers`` each hard question to its answer.
-    ``branch_notes`` are ``(question, origin, text)`` for user branches comparing a dim
-    with 0/1/2: warnings when the dim keeps the ``>= 2`` floor. ``neutral`` maps each
-    question that a derived or intermediate size is not 0/1, asked at value-neutral torch
-    places, to those places: answered by the example with no fact and no guard
-    (:meth:`export.tracing.bridge.SolverBridge.on_neutral`).
+    ``branch_notes`` are the user branches comparing a dim with 0/1/2
+    (:class:`BranchNote`): warnings when the dim keeps the ``>= 2`` floor. ``neutral`` maps
+    each question that a derived or intermediate size is not 0/1, asked at value-neutral
+    torch places, to those places: answered by the example with no fact and no guard
+    (:meth:`export.tracing.questions.Questions.neutral`). Built by keyword only.
     """
 
     spec: Spec
@@ -120,7 +139,7 @@ class Trace:
     torch_reports: tuple[str, ...]
     sites: Mapping[sympy.Basic, frozenset[Site]] = field(default_factory=lambda: frozen_map({}))
     answers: Mapping[sympy.Basic, bool] = field(default_factory=lambda: frozen_map({}))
-    branch_notes: tuple[tuple[sympy.Basic, str, str], ...] = ()
+    branch_notes: tuple[BranchNote, ...] = ()
     neutral: Mapping[sympy.Basic, frozenset[Site]] = field(default_factory=lambda: frozen_map({}))
 
     # -- symbols ------------------------------------------------------------------------------

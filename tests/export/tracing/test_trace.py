@@ -62,6 +62,23 @@ def test_trace_symbols_names_and_kinds(pair: Trace) -> None:
                for note in pair.branch_notes)  # branch notes: their own field now, worded when the program is finished
 
 
+def test_tracing_builds_no_replica_and_the_program_words_the_branch_note(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The bridge only notes the user's branch on ``x.size(0) == 1`` while tracing (issue 20:
+    no spec-only replica for its bounds); the program words the warning when finished."""
+    from solver import Solver
+
+    built: list[int] = []
+    real = Solver.replica
+    monkeypatch.setattr(Solver, "replica", lambda self, *a, **k: built.append(1) or real(self, *a, **k))
+    _, trace = traced(Pair(), (torch.randn(8, 4), torch.randn(8, 4)),
+                      dynamic_shapes={"x": {0: Dim("b")}, "y": {0: Dim("b")}})
+    assert trace.branch_notes and not built
+    with pytest.warns(export.SymshapeWarning, match=r"x.size\(0\) == 1 was decided False at .*test_trace.py:\d+: "
+                      r"if x.shape\[0\] == 1:, only because export assumes x.size\(0\) >= 2"):
+        export.export(Pair(), (torch.randn(8, 4), torch.randn(8, 4)),
+                      dynamic_shapes={"x": {0: Dim("b")}, "y": {0: Dim("b")}})
+
+
 def test_convert_is_pure(pair: Trace) -> None:
     """Converting after tracing never tells the solver anything (unknown torch symbols
     become plain integer symbols of the same name)."""

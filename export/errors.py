@@ -7,6 +7,9 @@ one concern each); keep messages self-contained, they are shown to users verbati
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
+from typing import Any
+
 __all__ = [
     "ExportError",
     "UnsupportedTorchVersionError",
@@ -69,17 +72,50 @@ class ConstraintViolationError(ExportError):
     """
 
     def __init__(self, message: str, *, causes: tuple = (), fixes: object = None,
-                 guards: tuple = (), problem: str | None = None) -> None:
+                 guards: tuple = (), problem: str | None = None, stats: Mapping[str, Any] | None = None,
+                 document: Callable[[Any], dict[str, Any]] | None = None) -> None:
         super().__init__(message)
+        self._document = document
         self.causes = causes
         self.fixes = fixes
         self.guards = guards
         self.problem = problem
+        self.stats = dict(stats or {})
+
+    def to_dict(self) -> dict[str, Any]:
+        """The report's JSON document (``"schema": "symshape.report/1"``, status ``violations``;
+        the same keys as ``ep.symshape.to_dict()``, see docs/cli.md)."""
+        return _to_dict(self, self._document)
 
 
 class DataDependentError(ExportError):
     """The model branches on a value computed from tensor data (``.item()``, ``nonzero``)
-    that the tracer cannot know; the message says which value, where, and the line to add."""
+    that the tracer cannot know; the message says which value, where (``origin``, ``file:line``,
+    and ``code``, the line's text), and the line to add. ``problem`` is the solver problem (JSON)
+    of the trace up to the branch."""
+
+    def __init__(self, message: str, *, origin: str | None = None, code: str | None = None,
+                 problem: str | None = None, stats: Mapping[str, Any] | None = None,
+                 document: Callable[[Any], dict[str, Any]] | None = None) -> None:
+        super().__init__(message)
+        self._document = document
+        self.origin = origin
+        self.code = code
+        self.problem = problem
+        self.stats = dict(stats or {})
+
+    def to_dict(self) -> dict[str, Any]:
+        """The report's JSON document (status ``data_dependent``; see ``ConstraintViolationError.to_dict``)."""
+        return _to_dict(self, self._document)
+
+
+def _to_dict(error: ExportError, document: Callable[[Any], dict[str, Any]] | None) -> dict[str, Any]:
+    """The error's document, by the builder export's diagnosis gave it
+    (:func:`export.program.document.error_document`; this module sits below every other, so it
+    is handed the builder rather than importing it)."""
+    if document is None:
+        raise ExportError(f"{type(error).__name__} built outside symshape's export has no report document")
+    return document(error)
 
 
 class ArchiveError(ExportError, ValueError):

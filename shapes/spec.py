@@ -42,12 +42,24 @@ from shapes.expr import int_symbol
 
 __all__ = ["InputDim", "RootDim", "DimDecl", "Spec", "from_classic", "classic_name", "ClassicDim",
            "ClassicExpr", "ClassicConstraint", "ClassicEquality", "ClassicRecord", "dynamic_dim",
-           "CLASSIC_MIN", "CLASSIC_MAX"]
+           "CLASSIC_MIN", "CLASSIC_MAX", "UNBOUNDED", "open_max"]
 
 CLASSIC_MIN = 2
 """Default lower bound of a classic ``dynamic_dim``."""
 CLASSIC_MAX = 2**63 - 2
 """Default upper bound of a classic ``dynamic_dim`` (the classic torch.export default)."""
+UNBOUNDED = CLASSIC_MAX // 2
+"""An upper bound this large is no real limit: it is :data:`CLASSIC_MAX` showing through
+(directly, rounded down to a multiple, or what it leaves a derived dim's root)."""
+
+
+def open_max(hi: int | None) -> int | None:
+    """``hi`` as users see it: None (unbounded, ``inf``) for the classic default maximum.
+
+    >>> open_max(64), open_max(2**63 - 2), open_max(2**63 - 8), open_max(None)
+    (64, None, None, None)
+    """
+    return None if hi is None or hi >= UNBOUNDED else hi
 
 
 def _is_int(v: object) -> bool:

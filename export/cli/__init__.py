@@ -6,7 +6,7 @@
 reports what the solver concluded. See ``docs/cli.md``.
 
 Modules: :mod:`~export.cli.main` (entry point, exit statuses), :mod:`~export.cli.args`
-(flags -> spec), :mod:`~export.cli.loading` (the model file), :mod:`~export.cli.analysis`
+(flags -> spec), :mod:`~export.cli.loading` (the model file), :mod:`~export.program.analysis`
 (the solver's conclusions), :mod:`~export.cli.report`, :mod:`~export.cli.graph` (DOT),
 :mod:`~export.cli.replay`.
 """

@@ -1,8 +1,8 @@
 """Command-line arguments of ``symshape``: the parser, and the flags turned into a spec.
 
 ``--dynamic`` flags become torch ``dynamic_shapes`` (one ``Dim`` per DIMNAME, derived dims for
-affine DIMNAMEs), ``--constraint`` flags classic records; :func:`fix_flags` goes back from a
-(fixed) spec to ``--dynamic`` flags.
+affine DIMNAMEs), ``--constraint`` flags classic records (:func:`export.spec.render.render_flags` goes back
+from a fixed spec to ``--dynamic`` flags).
 
 >>> parse_dynamic("x:0:batch:2:64")
 DynamicArg(name='x', dim=0, dim_name='batch', lo=2, hi=64, text='x:0:batch:2:64')
@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import ast
 import keyword
-import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -28,11 +27,10 @@ from export import _torch_compat as tc
 from export.spec.inputs import Inputs, Leaf
 from export.spec.dynamic_shapes import dynamic_shapes_tree, torch_derived
 from shapes.affine import Affine, parse_affine
-from shapes.printing import to_python
-from shapes.spec import ClassicRecord, Spec, dynamic_dim
+from shapes.spec import ClassicRecord, dynamic_dim
 
 __all__ = ["PROG", "HINTS", "UsageError", "DynamicArg", "Path", "build_parser", "parse_dynamic", "parse_path",
-           "root_name", "affine_dim", "dynamic_shapes_of", "constraints_of", "fix_flags"]
+           "root_name", "affine_dim", "dynamic_shapes_of", "constraints_of"]
 
 PROG = "symshape"
 HINTS = ("auto", "static", "dynamic")
@@ -83,6 +81,10 @@ def build_parser() -> argparse.ArgumentParser:
                     help="a classic constraint, e.g. 'dynamic_dim(x, 0) <= 64', 'x.shape[0] == y.shape[0]' "
                          "or '2 <= x.size(1) <= 512' (the classic API: not together with --dynamic)")
     ex.add_argument("--strict", action="store_true", help="trace with torch.export's strict mode (dynamo)")
+    ex.add_argument("--zero-one-examples", choices=("trace_larger", "raise"), default="trace_larger",
+                    help="an example of size 0/1 on a dim declared dynamic: trace at a larger example built "
+                         "from it and export the dynamic program (trace_larger, the default), or fail as "
+                         "torch does (raise)")
     ex.add_argument("--out", "-o", metavar="PATH", help="write the exported program (.pt2) when the export succeeds")
     ex.add_argument("--json", action="store_true", help="print a JSON document instead of the report")
     ex.add_argument("--graph", metavar="PATH", help="write the constraint graph of the input dims as DOT")
@@ -389,33 +391,3 @@ def _dim_ref(node: ast.AST) -> tuple[str, int] | None:
             and len(node.args) == 1 and idx(node.args[0]) is not None:
         return ast.unparse(node.func.value), idx(node.args[0])  # type: ignore[return-value]
     return None
-
-
-# -- spec -> flags ------------------------------------------------------------------------------
-
-def fix_flags(fixed_spec: Spec) -> list[str] | None:
-    """The ``--dynamic`` flags that declare a (fixed) spec, ranges on each Dim's first use
-    (None when a dim is not an affine function of one Dim)."""
-    roots = {r.symbol: r for r in fixed_spec.roots}
-    names = {sym: r.name for sym, r in roots.items()}
-    done: set[str] = set()
-    flags = []
-    for decl in fixed_spec.decls:
-        head = f"{decl.dim.input_name}:{decl.dim.dim}"
-        if decl.expr is None:
-            flags.append(f"--dynamic {shlex.quote(head + ':auto')}")
-            continue
-        syms = list(decl.expr.free_symbols)
-        if len(syms) != 1 or syms[0] not in roots:
-            return None
-        root = roots[syms[0]]
-        text = to_python(decl.expr, names).replace(" ", "")
-        rng = ""
-        if root.name not in done:
-            done.add(root.name)
-            if root.hi is not None:
-                rng = f":{root.lo}:{root.hi}"
-            elif root.lo:
-                rng = f":{root.lo}"
-        flags.append(f"--dynamic {shlex.quote(f'{head}:{text}{rng}')}")
-    return flags

@@ -12,7 +12,7 @@ from typing import Any
 import networkx as nx
 import sympy
 
-from export.cli.analysis import Analysis, range_text
+from export.program.analysis import Analysis, range_text
 
 __all__ = ["constraint_graph", "to_dot"]
 
@@ -37,7 +37,7 @@ def constraint_graph(analysis: Analysis) -> Any:
             label = analysis.text(rel) + ("".join(f"\n{o}" for o in origins) or "\n(declared)")
             g.add_edge(analysis.names[members[0]], analysis.names[other], kind="equal", label=label,
                        origins=origins)
-        roots = [s for s in cls if s in analysis.roots]
+        roots = [s for s in cls if s in analysis.roots and s not in analysis.hidden]
         if members and roots:
             g.nodes[analysis.names[members[0]]]["notes"].append(f"= {analysis.names[roots[0]]}")
     seen: set[str] = set()

@@ -23,12 +23,12 @@ from collections.abc import Iterator, Sequence
 from typing import Any, TextIO
 
 from export.api import export as run_export
-from export.cli.analysis import Analysis, analyse
+from export.program.analysis import Analysis, analyse
 from export.cli.args import UsageError, build_parser, constraints_of, dynamic_shapes_of, parse_dynamic
 from export.cli.graph import constraint_graph, to_dot
 from export.cli.loading import Loaded, exception_line, loaded_model, split_target
 from export.cli.replay import run_replay
-from export.cli.report import failure_doc, input_shapes, print_report, success_doc
+from export.cli.report import error_doc, export_document, input_shapes, print_report
 from export.errors import (
     ConstraintViolationError,
     DataDependentError,
@@ -99,7 +99,7 @@ def _fail(e: Exception, code: int, debug: bool, want_json: bool, out: TextIO, er
         traceback.print_exception(cause or e, file=err)
     print(f"symshape: error: {e}", file=err)
     if want_json:
-        print(json.dumps({"status": "error", "exit": code, "error": str(e)}, indent=2), file=out)
+        print(json.dumps(error_doc(str(e), code), indent=2), file=out)
     return code
 
 
@@ -138,7 +138,6 @@ def _cmd_export(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     path, factory = split_target(args.target)
     progress = _Progress(not (args.quiet or args.json), err)
     progress.say(f"loading {path}:{factory}")
-    doc: dict[str, Any] = {"status": None, "target": args.target}
     # with --json, stdout is the document: the model's own prints go to stderr
     quiet_stdout = contextlib.redirect_stdout(err) if args.json else contextlib.nullcontext()
     with quiet_stdout, loaded_model(path, factory, args.debug) as loaded:
@@ -167,11 +166,8 @@ def _cmd_export(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         kept = ep.symshape_solver if ep is not None else None
         analysis = (Analysis(problem, kept) if kept is not None and problem is not None else
                     analyse(problem) if problem is not None else None)
-        doc["inputs"] = input_shapes(inputs, analysis if ep is not None else None, labels)
-        doc["elapsed_seconds"] = round(elapsed, 3)
-    doc.update(success_doc(ep, analysis) if ep is not None else failure_doc(error, analysis))  # type: ignore[arg-type]
-    doc["problem"] = problem
-    doc["warnings"] = list(dict.fromkeys([*noted, *(ep.symshape.warnings if ep is not None else ())]))
+        shapes = input_shapes(inputs, analysis if ep is not None else None, labels)
+    doc = export_document(ep, error, analysis, target=args.target, inputs=shapes, elapsed=elapsed, warnings=noted)
     _write_outputs(doc, ep, error, analysis, args)
     if args.json:
         print(json.dumps(doc, indent=2, default=str), file=out)
@@ -204,7 +200,8 @@ def _export(loaded: Loaded, spec_kw: dict[str, Any], args: argparse.Namespace, e
                 warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", SymshapeWarning)
             try:
-                return run_export(loaded.model, loaded.args, loaded.kwargs, strict=args.strict, **spec_kw), None
+                return run_export(loaded.model, loaded.args, loaded.kwargs, strict=args.strict,
+                                  zero_one_examples=args.zero_one_examples, **spec_kw), None
             finally:
                 noted += [str(w.message) for w in caught if issubclass(w.category, SymshapeWarning)]
                 for w in caught:  # other warnings (torch's, the model's) as Python would show them

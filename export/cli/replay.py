@@ -14,11 +14,12 @@ import os
 import re
 import sys
 import zipfile
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from typing import Any, TextIO
 
 from export.program.archive import first_line
-from export.cli.analysis import INPUT_DIM, range_text
+from export.program.analysis import analyse, range_text
+from export.diagnose.replayed import problem_document
 from export.cli.args import UsageError
 from export.errors import ExportError
 from export.program.exported import load
@@ -72,16 +73,17 @@ def _problem_text(text: str, what: str) -> Any:
 def run_replay(args: argparse.Namespace, out: TextIO) -> int:
     """``symshape replay FILE``: print (or dump as JSON) the answers of a replayed problem."""
     problem = _load_problem(args.file)
-    try:
+    try:  # a problem the solver refuses (damaged, hostile): the user's input, not a symshape bug
         answers = replay(problem)
+        analysis = analyse(problem)
+        doc = problem_document(problem, analysis)
     except (SolverError, ValueError, TypeError, KeyError, RecursionError, OverflowError) as e:
-        # a problem the solver refuses (damaged, hostile): the user's input, not a symshape bug
         raise UsageError(f"{args.file}: {first_line(e, _MESSAGE_CHARS)}") from None
     if args.json:
-        print(json.dumps(answers, indent=2), file=out)
+        print(json.dumps({**doc, "file": args.file}, indent=2), file=out)
         return 0
-    names = {s["name"]: s.get("source") or s["name"] for s in problem.get("symbols", [])}
-    shown = {k: (v if INPUT_DIM.match(v or "") else k) for k, v in names.items()}
+    # the solver's symbol names (``x_size1``, a classic root ``y_0``) as the report shows them
+    shown = {info.symbol.name: analysis.names[info.symbol] for info in analysis.solver.symbols}
     pattern = re.compile(r"\b(" + "|".join(map(re.escape, sorted(shown, key=len, reverse=True))) + r")\b") \
         if shown else None
 
@@ -90,18 +92,18 @@ def run_replay(args: argparse.Namespace, out: TextIO) -> int:
 
     st = answers["stats"]
     print(f"{args.file}: {st['symbols']} symbols, {st['facts']} facts, {st['guards']} guards "
-          f"({', '.join(f'{n} {k}' for k, n in st['guards_decided'].items())}), {st['violations']} violations",
+          f"({', '.join(f'{n} {k}' for k, n in st['guards_decided'].items())}), {len(doc['violations'])} violations",
           file=out)
-    w = max((len(shown.get(k, k)) for k in answers["bounds"]), default=0)
-    _section(out, "Bounds:", True,
-             (f"{shown.get(k, k).ljust(w)}  {range_text(lo, hi)}" for k, (lo, hi) in answers["bounds"].items()))
-    _section(out, "Equality classes:", bool(answers["classes"]),
-             (" == ".join(shown.get(n, n) for n in cls) for cls in answers["classes"] if len(cls) > 1))
-    _section(out, "Relations:", bool(answers["relations"]), (rename(r) for r in answers["relations"]))
+    hidden = {sym.name for sym in analysis.hidden}  # an internal root: the same as the input dim it is
+    bounds = {shown.get(k, k): b for k, b in answers["bounds"].items() if k not in hidden}
+    w = max((len(k) for k in bounds), default=0)
+    _section(out, "Bounds:", True, (f"{k.ljust(w)}  {range_text(lo, hi)}" for k, (lo, hi) in bounds.items()))
+    _section(out, "Equality classes:", bool(doc["classes"]), (" == ".join(cls) for cls in doc["classes"]))
+    _section(out, "Relations:", bool(doc["relations"]), doc["relations"])
     _section(out, "Congruences:", bool(answers["congruences"]),
-             (f"{c['symbol']} % {c['modulus']} == {c['residue']}" for c in answers["congruences"]))
-    _section(out, "Violations (guards the spec does not imply):", bool(answers["violations"]),
-             (_violation_text(v, rename) for v in answers["violations"]))
+             (f"{rename(c['symbol'])} % {c['modulus']} == {c['residue']}" for c in answers["congruences"]))
+    _section(out, "Violations (what the model needs beyond the spec):", bool(doc["violations"]),
+             (_violation_text(i, v) for i, v in enumerate(doc["violations"], 1)))
     return 0
 
 
@@ -114,7 +116,8 @@ def _section(out: TextIO, title: str, present: bool, rows: Iterable[str]) -> Non
             print(f"  {row}", file=out)
 
 
-def _violation_text(v: dict[str, Any], rename: Callable[[str], str]) -> str:
-    r = v["reason"]
-    where = f" at {r['origin']}" if r.get("origin") else ""
-    return f"{rename(v['rel'])}{where} [{v['truth_under_spec']} under the spec]"
+def _violation_text(i: int, v: dict[str, Any]) -> str:
+    """``1. x.size(1) must be divisible by 8`` and, below it, where (as an export's causes)."""
+    if not v["origin"]:
+        return f"{i}. {v['constraint']}"
+    return f"{i}. {v['constraint']}\n     at {v['origin']}" + (f": {v['code']}" if v["code"] else "")

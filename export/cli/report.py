@@ -1,4 +1,5 @@
-"""The report of ``symshape export``: the JSON document's fields and their text rendering.
+"""The report of ``symshape export``: the JSON document (:mod:`export.program.document`, plus the
+command's keys) and its text rendering.
 
 Inputs with their symbolic shapes, ranges, equality classes, relations, trace assumptions, and
 for a failed export the causes with the verified fixes (also as ``--dynamic`` flags).
@@ -9,14 +10,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, TextIO
 
-from export.cli.analysis import Analysis, range_text
-from export.cli.args import fix_flags
-from export.fixes.suggested import SuggestedFixes
+from export.program.analysis import Analysis, range_text
+from export.program.document import CLI_KEYS, empty_document, error_document
 from export.errors import ConstraintViolationError, DataDependentError
 from export.spec.inputs import Inputs
-from export.program.exported import Report, SymshapeProgram
+from export.program.exported import SymshapeProgram
 
-__all__ = ["input_shapes", "success_doc", "failure_doc", "print_report"]
+__all__ = ["input_shapes", "export_document", "error_doc", "print_report"]
 
 
 def input_shapes(inputs: Inputs, analysis: Analysis | None, labels: Mapping[tuple[str, int], str]) -> dict[str, list[str]]:
@@ -40,60 +40,25 @@ def input_shapes(inputs: Inputs, analysis: Analysis | None, labels: Mapping[tupl
     return out
 
 
-def _classes(analysis: Analysis | None, report: Report) -> list[list[str]]:
-    if analysis is None:
-        return [list(c) for c in report.classes]
-    return [[analysis.names[s] for s in cls] for cls in analysis.classes()]
+def export_document(ep: SymshapeProgram | None, error: ConstraintViolationError | DataDependentError | None,
+                    analysis: Analysis | None, *, target: str, inputs: Mapping[str, list[str]], elapsed: float,
+                    warnings: list[str]) -> dict[str, Any]:
+    """``symshape export --json``: the report's document (``ep.symshape.to_dict()`` or
+    ``err.to_dict()``, :mod:`export.program.document`) plus the command's own keys."""
+    if ep is not None:
+        core = ep.symshape.to_dict()
+    else:
+        assert error is not None
+        core = error_document(error, analysis)
+    core["warnings"] = list(dict.fromkeys([*warnings, *core["warnings"]]))
+    return {**core, "target": target, "inputs": dict(inputs), "elapsed_seconds": round(elapsed, 3),
+            "out": None, "out_note": None, "graph": None}
 
 
-def _relations(analysis: Analysis | None, report: Report) -> list[str]:
-    if analysis is None:
-        return list(report.relations)
-    return [analysis.text(r) for r in analysis.relations()]
-
-
-def success_doc(ep: SymshapeProgram, analysis: Analysis | None) -> dict[str, Any]:
-    """The report's fields for an exported program."""
-    report = ep.symshape
-    return dict(status="exported", ranges={k: list(v) for k, v in report.ranges.items()},
-                classes=_classes(analysis, report), relations=_relations(analysis, report),
-                assumptions=list(report.assumptions), violations=[], fixes=None, stats=dict(report.stats),
-                equality_constraints=[[str(a), str(b)] for a, b in ep.equality_constraints])
-
-
-def failure_doc(error: ConstraintViolationError | DataDependentError, analysis: Analysis | None) -> dict[str, Any]:
-    """The report's fields for a failed export: causes, fixes (with flags), the solver's view."""
-    status = "violations" if isinstance(error, ConstraintViolationError) else "data_dependent"
-    return {"status": status, **_failure(error, analysis)}
-
-
-def _failure(error: Any, analysis: Analysis | None) -> dict[str, Any]:
-    violations = [{"dims": list(c.dims), "origin": c.origin, "code": c.code, "constraint": c.constraint,
-                   "kind": c.kind} for c in getattr(error, "causes", ())]
-    if not violations:
-        violations = [{"dims": [], "origin": None, "code": None, "constraint": str(error).splitlines()[0],
-                       "kind": "data_dependent"}]
-    fixes = getattr(error, "fixes", None)
-    fix_doc = None
-    if isinstance(fixes, SuggestedFixes):
-        fix_doc = {"modern": fixes.modern, "classic": fixes.classic, "checks": list(fixes.checks),
-                   "verified": fixes.verified, "flags": fix_flags(fixes.fixed.spec)}
-    stats = {}
-    if analysis is not None:
-        p = analysis.problem
-        stats = {"symbols": len(p.get("symbols", [])), "facts": len(p.get("facts", [])),
-                 "guards": len(p.get("guards", [])), "violations": len(violations)}
-    return {"ranges": {analysis.names[s]: list(analysis.bounds(s)) for s in analysis.input_dims} if analysis else {},
-            "classes": [[analysis.names[s] for s in c] for c in analysis.classes()] if analysis else [],
-            "relations": [analysis.text(r) for r in analysis.relations()] if analysis else [],
-            "assumptions": _assumptions(analysis), "violations": violations, "fixes": fix_doc,
-            "stats": stats, "message": str(error)}
-
-
-def _assumptions(analysis: Analysis | None) -> list[str]:
-    if analysis is None:
-        return []
-    return [f"{f.reason.text}: {f.reason.op}" for f in analysis.solver.facts if f.reason.kind == "trace_assumption"]
+def error_doc(message: str, code: int) -> dict[str, Any]:
+    """``symshape ... --json`` on an error: every key, empty, with ``exit`` and ``error``."""
+    return {**empty_document("error", message), **{k: None for k in CLI_KEYS}, "inputs": {},
+            "exit": code, "error": message}
 
 
 def print_report(doc: Mapping[str, Any], error: Any, out: TextIO) -> None:

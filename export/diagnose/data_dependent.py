@@ -14,10 +14,10 @@ import sympy
 
 from export import _torch_compat as tc
 from export.errors import DataDependentError, ExportError
+from export.program.document import error_document
 from export.tracing.provenance import UserFrame, is_user_file
 from export.diagnose.value_reads import ValueRead, size_read
-from export.tracing.trace import Trace
-from export.diagnose.words import as_code
+from export.tracing.trace import Trace, relation_text, trace_stats
 from shapes.relation import is_relation
 
 __all__ = ["data_dependent_error"]
@@ -41,9 +41,10 @@ def data_dependent_error(e: BaseException, trace: Trace) -> DataDependentError |
     made = {s: trace.unbacked_origins.get(s) for s in values}
     reads = {s: _read_of(made[s], at) for s in values}
     names: dict[sympy.Basic, str] = {_symbol(trace, s): _value_name(s, made[s], reads[s]) for s in values}
+    kw = _located(at, trace)
     if cond is not None and not is_relation(cond):
-        return _concrete_value_error(cond, made, names, trace, where)
-    shown = as_code(rel, names) if rel is not None else (str(cond) if cond is not None else "a data-dependent value")
+        return _concrete_value_error(cond, made, names, trace, where, kw)
+    shown = relation_text(rel, names) if rel is not None else (str(cond) if cond is not None else "a data-dependent value")
     msg = [f"Could not decide {shown}: it depends on tensor data that export cannot see."]
     if where:
         msg.append(f"  at {where}")
@@ -63,14 +64,20 @@ def data_dependent_error(e: BaseException, trace: Trace) -> DataDependentError |
     if rel is not None:
         msg.append(f"or, if it always holds: torch._check({shown})")
     msg.append("If both branches are needed, use torch.cond(pred, true_fn, false_fn, operands) instead of `if`.")
-    return DataDependentError("\n".join(msg))
+    return DataDependentError("\n".join(msg), document=error_document, **kw)
+
+
+def _located(at: UserFrame | None, trace: Trace) -> dict[str, Any]:
+    """The error's structured fields: where (``origin``, ``code``), the solver problem, the stats."""
+    return {"origin": at.origin if at is not None else None, "code": (at.code or None) if at is not None else None,
+            "problem": trace.problem(), "stats": trace_stats(trace)}
 
 
 def _concrete_value_error(cond: sympy.Basic, made: Mapping[Any, UserFrame | None], names: Mapping[sympy.Basic, str],
-                          trace: Trace, where: str | None) -> DataDependentError:
+                          trace: Trace, where: str | None, kw: Mapping[str, Any]) -> DataDependentError:
     """torch needed the concrete value of a data-dependent int (a loop count, a Python int)."""
     expr = trace.expression(cond)
-    shown = as_code(expr, names) if expr is not None else str(cond)
+    shown = relation_text(expr, names) if expr is not None else str(cond)
     msg = [f"The model needs the concrete value of {shown} (a Python loop count or int), but it is "
            "computed from tensor data, which export cannot see."]
     if where:
@@ -81,7 +88,7 @@ def _concrete_value_error(cond: sympy.Basic, made: Mapping[Any, UserFrame | None
     msg.append("No constraint fixes this: a traced program has one fixed loop count. Rewrite the loop with "
                "tensor operations, use torch._higher_order_ops.while_loop, or pass the value as a plain "
                "int input (it is then specialized).")
-    return DataDependentError("\n".join(msg))
+    return DataDependentError("\n".join(msg), document=error_document, **kw)
 
 
 def _symbol(trace: Trace, sym: sympy.Symbol) -> sympy.Basic:

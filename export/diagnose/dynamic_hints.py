@@ -15,10 +15,11 @@ import sympy
 from export.fixes.suggested import ReExporter
 from export.fixes.verify import static_fixes
 from export.errors import ConstraintViolationError
-from export.tracing.trace import SPECIALIZED_OP, Trace
+from export.program.document import error_document
+from export.diagnose.violations import PINNED, Cause
+from export.tracing.trace import SPECIALIZED_OP, Trace, trace_stats
 from shapes.spec import DimDecl
 from solver import Fact, SolverError
-from solver.service import to_json
 
 
 __all__ = ["pinned_dynamic_dims", "specialized_error"]
@@ -51,17 +52,22 @@ def specialized_error(trace: Trace, exporter: ReExporter | None) -> ConstraintVi
         return None
     lines = ["Constraints violated: the model needs more than the declared dynamic shapes guarantee."]
     facts: list[Fact] = []
+    causes = []
     for i, (decl, value) in enumerate(pinned, 1):
         why = _why(trace, trace.dim_syms[decl.dim], value)
         facts.extend(why)
-        lines.append(f"  {i}. {decl.dim} is declared {decl.text}, but the model specializes it to {value}; "
-                     f"declare it static {value} (or Dim.AUTO)")
+        text = f"{decl.dim} is declared {decl.text}, but the model specializes it to {value}; " \
+               f"declare it static {value} (or Dim.AUTO)"
+        first = next((f.reason for f in why if f.reason.origin), None)
+        causes.append(Cause((str(decl.dim),), first.origin if first else None, first.text if first else None,
+                            text, PINNED, tuple(why)))
+        lines.append(f"  {i}. {text}")
         lines.extend(f"     at {f.reason.origin}: {f.reason.text}" if f.reason.origin else f"     because {f.reason.text}"
                      for f in why)
     fixes = static_fixes(trace, exporter, [d.dim for d, _ in pinned], values=[v for _, v in pinned])
     lines += ["", fixes.render()]
-    return ConstraintViolationError("\n".join(lines), fixes=fixes, guards=tuple(facts),
-                                    problem=_json(trace))
+    return ConstraintViolationError("\n".join(lines), document=error_document, causes=tuple(causes), fixes=fixes, guards=tuple(facts),
+                                    problem=trace.problem(), stats=trace_stats(trace))
 
 
 def _why(trace: Trace, sym: sympy.Symbol, value: int) -> list[Fact]:
@@ -72,10 +78,4 @@ def _why(trace: Trace, sym: sympy.Symbol, value: int) -> list[Fact]:
         core = ()
     return [f for f in core if f.reason.kind != "spec"]
 
-
-def _json(trace: Trace) -> str | None:
-    try:
-        return to_json(trace.solver)
-    except Exception:  # noqa: BLE001 - the error stays usable without the problem
-        return None
 

@@ -14,21 +14,23 @@ from dataclasses import dataclass
 import sympy
 
 from export.errors import ConstraintViolationError
-from export.diagnose.words import as_code, congruence_words, plain_words
+from export.program.document import error_document
+from export.diagnose.words import congruence_words, plain_words, specialized_words
 from export.fixes.verify import static_fixes, suggest_fixes
 from export.diagnose.probe import probe_specializations
 from export.diagnose.redundant import irredundant
 from export.fixes.suggested import ReExporter, SuggestedFixes
-from export.tracing.trace import FLOOR_OP, POSITIVE_OP, SPECIALIZED_OP, Trace
+from export.tracing.trace import FLOOR_OP, POSITIVE_OP, SPECIALIZED_OP, Trace, relation_text, trace_stats
 from shapes.spec import InputDim
 from shapes.expr import FloorDiv
 from solver import Fact, Solver, Truth
-from solver.service import to_json
 from shapes.affine import linear_terms
 
 __all__ = ["Cause", "blocking_violations", "causes_of", "violation_error"]
 
 SPECIALIZED = "specialized"
+PINNED = "pinned"
+"""A cause kind: a dim declared ``Dim.DYNAMIC`` that the model makes constant."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,8 +125,7 @@ def causes_of(facts: list[Fact], trace: Trace) -> tuple[Cause, ...]:
         first = fs[0]
         if first.reason.op and first.reason.op.startswith(SPECIALIZED_OP):
             value = first.rel.rhs if isinstance(first.rel, sympy.Eq) else "?"
-            text = (f"{', '.join(dims)} was specialized to {value}: the example input has size {value} "
-                    f"on a dim declared dynamic; use an example of size >= 2")
+            text = specialized_words(dims, value)
             out.append(Cause(dims, origin, None, text, SPECIALIZED, tuple(fs)))
             continue
         periodic = [f for f in fs if f.rel.has(FloorDiv, sympy.Mod)]
@@ -139,10 +140,10 @@ def _words(trace: Trace, rel: sympy.Basic, names: Mapping[sympy.Symbol, str]) ->
     try:
         simple = trace.solver.simplify(rel)
         if isinstance(simple, sympy.logic.boolalg.BooleanAtom):  # true given the other facts: say it as asked
-            return as_code(rel, names)
+            return relation_text(rel, names)
         return plain_words(simple, names)
     except Exception:  # noqa: BLE001 - a message must never fail the export
-        return as_code(rel, names)
+        return relation_text(rel, names)
 
 
 # -- the error -------------------------------------------------------------------------------
@@ -168,8 +169,9 @@ def violation_error(trace: Trace, exporter: ReExporter | None) -> ConstraintViol
         lines.append(f"  {i}. {c.describe()}")
     if fixes is not None:
         lines += ["", fixes.render()]
-    return ConstraintViolationError("\n".join(lines), causes=causes, fixes=fixes,
-                                    guards=tuple(f for c in causes for f in c.facts), problem=_json(trace))
+    return ConstraintViolationError("\n".join(lines), document=error_document, causes=causes, fixes=fixes,
+                                    guards=tuple(f for c in causes for f in c.facts), problem=trace.problem(),
+                                    stats=trace_stats(trace))
 
 
 def _diagnose_specializations(causes: tuple[Cause, ...], trace: Trace, exporter: ReExporter | None, *,
@@ -221,10 +223,5 @@ def _diagnose_specializations(causes: tuple[Cause, ...], trace: Trace, exporter:
     return tuple(out), static, fixes
 
 
-def _json(trace: Trace) -> str | None:
-    try:
-        return to_json(trace.solver)
-    except Exception:  # noqa: BLE001
-        return None
 
 

@@ -18,7 +18,7 @@ from export.tracing.trace import Trace, spec_or_positive
 from shapes.printing import to_python
 from solver import Fact, Reason, Solver, SolverError, Truth
 
-__all__ = ["as_code", "congruence_words", "plain_words"]
+__all__ = ["congruence_words", "plain_words", "specialized_words"]
 
 
 def congruence_words(trace: Trace, facts: list[Fact]) -> list[str] | None:
@@ -72,12 +72,6 @@ def _input_dim_named(trace: Trace, spec: Solver, root: sympy.Symbol) -> str | No
     return None
 
 
-def as_code(rel: sympy.Basic, names: Mapping[sympy.Basic, str]) -> str:
-    """``rel`` as Python code over ``names``, or as sympy prints it when it has no code form."""
-    try:
-        return to_python(rel, names)
-    except Exception:  # noqa: BLE001
-        return str(rel)
 
 
 def _divisible(e: sympy.Expr, k: int, names: Mapping[sympy.Symbol, str], negated: bool) -> str:
@@ -141,3 +135,13 @@ def plain_words(rel: sympy.Basic, names: Mapping[sympy.Symbol, str]) -> str:
     neg = -sympy.Add(*[t for t in sympy.Add.make_args(d) if t.as_coeff_Mul()[0] < 0])
     rel2 = {"==": sympy.Eq, "!=": sympy.Ne, ">=": sympy.Ge}[op](pos, neg, evaluate=False)
     return f"the model requires {to_python(rel2, names)}"
+
+
+def specialized_words(dims: tuple[str, ...], value: object) -> str:
+    """The cause of a dynamic dim torch specialized at its 0/1 example size.
+
+    >>> specialized_words(("x.size(0)",), 1)
+    'x.size(0) was specialized to 1: the example input has size 1 on a dim declared dynamic; use an example of size >= 2'
+    """
+    return (f"{', '.join(dims)} was specialized to {value}: the example input has size {value} "
+            f"on a dim declared dynamic; use an example of size >= 2")

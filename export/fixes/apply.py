@@ -1,4 +1,4 @@
-"""Turn the solver's fix records into a corrected :class:`export.spec.dynamic_shapes.Spec`.
+"""Turn the solver's fix records into a corrected :class:`shapes.spec.Spec`.
 
 The solver speaks of its own symbols (root dims and input-dim symbols); a fix is applied
 by rewriting the spec's root dims: a range narrows a root, an equality or a linear
@@ -14,11 +14,10 @@ from dataclasses import dataclass
 
 import sympy
 
-from export.spec.dynamic_shapes import DimDecl, RootDim, Spec
 from export.tracing.trace import Trace
 from shapes.affine import Affine
 from shapes.expr import int_symbol
-from shapes.spec import InputDim, classic_name
+from shapes.spec import DimDecl, InputDim, RootDim, Spec, classic_name
 from solver import CheckFix, DivisibleFix, EqualFix, Fix, Fixes, RangeFix, RelationFix, SpecializeFix, solve_linear
 
 __all__ = ["FixedSpec", "apply_fixes"]

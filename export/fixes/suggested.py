@@ -20,9 +20,9 @@ from export.errors import SymshapeWarning
 from export.fixes.apply import FixedSpec
 from export.spec.inputs import Inputs
 from export.program.exported import SymshapeProgram
-from export.spec.dynamic_shapes import Spec, torch_dynamic_shapes
+from export.spec.dynamic_shapes import torch_dynamic_shapes
 from shapes.affine import Affine
-from shapes.spec import dynamic_dim as classic_dim
+from shapes.spec import Spec, dynamic_dim as classic_dim
 from solver import Fixes
 
 __all__ = ["ReExporter", "SuggestedFixes", "offered", "user_form", "verify"]

@@ -15,8 +15,7 @@ from typing import Any
 
 import sympy
 
-from export.tracing.trace import BranchNote, Trace
-from shapes.printing import to_python
+from export.tracing.trace import BranchNote, Trace, relation_text
 from solver import Solver
 
 __all__ = ["branch_warnings", "branch_warning"]
@@ -35,7 +34,7 @@ def branch_warning(note: BranchNote, names: Mapping[sympy.Symbol, str]) -> str:
     rel = note.question
     sym, const = rel.lhs, rel.rhs
     where = f" at {note.origin}: {note.code}" if note.origin else ""
-    return (f"{_text(rel, names)} was decided {note.answer}{where}, only because export assumes "
+    return (f"{relation_text(rel, names)} was decided {note.answer}{where}, only because export assumes "
             f"{names[sym]} >= 2 (sizes 0 and 1 are specialized while tracing); the program "
             f"rejects {names[sym]} < 2 at run time. If size {int(const)} matters, handle it "
             "before calling the exported program or make the dim static.")
@@ -65,8 +64,3 @@ def branch_warnings(trace: Trace, needed: Mapping[Any, tuple[sympy.Basic, ...]])
     return tuple(out.values())
 
 
-def _text(rel: sympy.Basic, names: Mapping[sympy.Symbol, str]) -> str:
-    try:
-        return to_python(rel, names)
-    except Exception:  # noqa: BLE001 - a message must never fail the export
-        return str(rel)

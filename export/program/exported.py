@@ -22,18 +22,19 @@ from torch.export import ExportedProgram
 
 from export import _torch_compat as tc
 from export.program import archive
+from export.program.document import program_document
 from export.program.branches import branch_warnings
 from export.errors import ArchiveError, SymshapeWarning
 from export.program.floor_policy import floor_policy
 from export.spec.inputs import Inputs
-from export.tracing.trace import Trace
+from export.tracing.trace import Trace, problem_json, trace_stats
+from export.program.analysis import internal_roots
 from export.program.zero_one import NOTHING, ZeroOne, ZeroOneEvidence
 from shapes.printing import to_python
 from shapes.spec import InputDim
 from solver import Solver
-from solver.service import to_json
 
-__all__ = ["SymshapeProgram", "Report", "finish", "save", "load"]
+__all__ = ["SymshapeProgram", "Report", "finish", "amend", "save", "load"]
 
 _EXTRA = "symshape.json"
 
@@ -54,13 +55,19 @@ class Report:
     right (``site`` / ``retrace``) or why the dim keeps the floor (``kept``)."""
 
     def to_dict(self) -> dict[str, Any]:
+        """The report's JSON document (``"schema": "symshape.report/1"``, status ``exported``;
+        the same keys as a failed export's ``err.to_dict()``, see docs/cli.md)."""
+        return program_document(self)
+
+    def archived(self) -> dict[str, Any]:
+        """The report as :func:`save` keeps it (``extra/symshape.json``; :meth:`from_archived`)."""
         return {"ranges": {k: list(v) for k, v in self.ranges.items()}, "classes": [list(c) for c in self.classes],
                 "relations": list(self.relations), "assumptions": list(self.assumptions),
                 "stats": dict(self.stats), "problem": self.problem, "warnings": list(self.warnings),
                 "zero_one": [dataclasses.asdict(e) for e in self.zero_one]}
 
     @staticmethod
-    def from_dict(d: Mapping[str, Any]) -> Report:
+    def from_archived(d: Mapping[str, Any]) -> Report:
         return Report({k: (v[0], v[1]) for k, v in d["ranges"].items()}, tuple(tuple(c) for c in d["classes"]),
                       tuple(d["relations"]), tuple(d["assumptions"]), dict(d["stats"]), d.get("problem"),
                       tuple(d.get("warnings", ())), tuple(ZeroOneEvidence(**e) for e in d.get("zero_one", ())))
@@ -80,7 +87,7 @@ class SymshapeProgram(ExportedProgram):
         report: Report = self.__dict__["_symshape_report"]
         solver = self.__dict__.get("_symshape_solver")
         if solver is not None and report.problem is None:
-            report = dataclasses.replace(report, problem=_problem(solver))
+            report = dataclasses.replace(report, problem=problem_json(solver))
             self.__dict__["_symshape_report"] = report
         return report
 
@@ -137,13 +144,15 @@ def finish(ep: ExportedProgram, trace: Trace, zero_one: ZeroOne = NOTHING) -> Sy
                            "sizes would run a wrong program"))
     tc.add_size_asserts(ep, checks)
     equalities = _equalities(trace, names)
+    hidden = internal_roots(s)
+    shown = {**trace.names, **hidden}
+    classes = (tuple(shown.get(x, str(x)) for x in cls if x not in hidden) for cls in s.classes())
     report = Report(
         dim_ranges,
-        tuple(tuple(trace.names.get(x, str(x)) for x in cls) for cls in s.classes() if len(cls) > 1),
-        tuple(_relation_text(r, trace.names) for r in s.relations()),
+        tuple(cls for cls in classes if len(cls) > 1),
+        tuple(_relation_text(r, shown) for r in s.relations()),
         tuple(f"{f.reason.text}: {f.reason.op}" for f in s.facts if f.reason.kind == "trace_assumption"),
-        {"asked": trace.stats.asked, "routed": trace.stats.routed, "to_torch": trace.stats.to_torch,
-         "solver_seconds": round(trace.stats.seconds, 6), "stages": dict(s.stats),
+        {**trace_stats(trace), "stages": dict(s.stats),
          "facts": len(s.facts), "guards": len(s.guards), "boundary_retraces": zero_one.retraces},
         None,
         trace.zero_one_notes + branch_warnings(trace, policy.needed),
@@ -171,11 +180,15 @@ def _attach(ep: ExportedProgram, equalities: list[tuple[InputDim, InputDim]], re
     return ep  # type: ignore[return-value]
 
 
-def _problem(s: Solver) -> str | None:
-    try:
-        return to_json(s)
-    except Exception:  # noqa: BLE001 - the program stays usable without the problem
-        return None
+def amend(ep: SymshapeProgram, *, notes: tuple[str, ...] = (), stats: Mapping[str, Any] | None = None) -> None:
+    """Add ``notes`` (warning texts, not emitted here) and ``stats`` entries to ``ep``'s
+    report: what the step that called :func:`finish` learned about the export as a whole
+    (e.g. :mod:`export.larger_example`: the example it traced at, the traces it made)."""
+    report: Report = ep.__dict__["_symshape_report"]
+    ep.__dict__["_symshape_report"] = dataclasses.replace(
+        report, warnings=report.warnings + notes, stats={**report.stats, **(stats or {})})
+
+
 
 
 def _equalities(trace: Trace, names: Mapping[str, str]) -> list[tuple[InputDim, InputDim]]:
@@ -196,7 +209,7 @@ def save(ep: ExportedProgram, f: str | IO[bytes]) -> None:
         extra[_EXTRA] = json.dumps({
             "format": "symshape.program", "version": archive.EXTRA_VERSION,
             "equality_constraints": [[[a.input_name, a.dim], [b.input_name, b.dim]] for a, b in ep.equality_constraints],
-            "report": ep.symshape.to_dict(),
+            "report": ep.symshape.archived(),
         })
     torch.export.save(ep, f, extra_files=extra)
 
@@ -223,7 +236,7 @@ def load(f: str | IO[bytes]) -> ExportedProgram:
         return ep
     pairs, report = archive.decode_extra(extra[_EXTRA], name)
     try:
-        restored = Report.from_dict(report)
+        restored = Report.from_archived(report)
     except Exception as e:  # noqa: BLE001 - a field decode_extra passed but the report refuses
         raise ArchiveError(f"{name}: extra/{_EXTRA}: report: {_line(e)}") from e
     return _attach(ep, [(InputDim(*a), InputDim(*b)) for a, b in pairs], restored)

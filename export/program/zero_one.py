@@ -33,8 +33,7 @@ from torch.export import ExportedProgram
 from export import _torch_compat as tc
 from export.program.floor_policy import FloorPolicy, floor_policy, is_floor, needed_floor, relaxed_solver
 from export.tracing.sites import covered, justification
-from export.tracing.trace import Trace
-from shapes.printing import to_python
+from export.tracing.trace import Trace, relation_text
 from shapes.spec import InputDim
 from solver import Reason, Solver, SolverError, Truth
 
@@ -109,7 +108,7 @@ def zero_one(trace: Trace, program: ExportedProgram | None = None, boundary: Bou
             if covered(sites):
                 covered_rels.add(rel)
                 why = "; ".join(sorted({justification(s) or "" for s in sites}))
-                records.append(ZeroOneEvidence(dim, _text(rel, names), "site", where, why))
+                records.append(ZeroOneEvidence(dim, relation_text(rel, names), "site", where, why))
             else:
                 left = True
         if left:
@@ -154,7 +153,7 @@ def _torch_checks(trace: Trace, program: ExportedProgram | None, needed: Mapping
                 except SolverError:
                     continue
                 if root in needed:
-                    out.setdefault(root, _text(rel, trace.names))
+                    out.setdefault(root, relation_text(rel, trace.names))
     return out
 
 
@@ -189,9 +188,9 @@ def _retrace(trace: Trace, needed: Mapping[sympy.Symbol, tuple[sympy.Basic, ...]
             if root in best:
                 why = "boundary re-trace: " + "; ".join(points.describe(frozenset(sub)) for n in range(1, len(best) + 1)
                                                          for sub in itertools.combinations(best, n))
-                out.append(ZeroOneEvidence(dim, _text(rel, trace.names), "retrace", where, why))
+                out.append(ZeroOneEvidence(dim, relation_text(rel, trace.names), "retrace", where, why))
             else:
-                out.append(ZeroOneEvidence(dim, _text(rel, trace.names), "kept", where, points.failure(root)))
+                out.append(ZeroOneEvidence(dim, relation_text(rel, trace.names), "kept", where, points.failure(root)))
     return frozenset(best), out
 
 
@@ -285,13 +284,13 @@ def _undecided(t1: Trace, region: Solver) -> str | None:
             continue
         answer = t1.answers.get(rel)
         if answer is None:
-            return _text(rel, t1.names)
+            return relation_text(rel, t1.names)
         try:
             t = region.decide(rel)
         except SolverError:
-            return _text(rel, t1.names)
+            return relation_text(rel, t1.names)
         if t is not (Truth.TRUE if answer else Truth.FALSE):
-            return f"{_text(rel, t1.names)} -> {answer}"
+            return f"{relation_text(rel, t1.names)} -> {answer}"
     if t1.stats.to_torch:
         return f"{t1.stats.to_torch} question(s) torch answered itself"
     return None
@@ -403,8 +402,3 @@ def _dim_name(trace: Trace, root: sympy.Symbol) -> str:
     return trace.names.get(root, str(root))
 
 
-def _text(rel: sympy.Basic, names: Mapping[sympy.Symbol, str]) -> str:
-    try:
-        return to_python(rel, names)
-    except Exception:  # noqa: BLE001 - a record must never fail the export
-        return str(rel)

@@ -28,7 +28,7 @@ from shapes.affine import Affine
 from shapes.errors import SpecError
 from shapes.spec import DimDecl, InputDim, RootDim, Spec
 
-__all__ = ["RootDim", "DimDecl", "Spec", "from_dynamic_shapes", "resolve_dynamic_shapes", "validate",
+__all__ = ["from_dynamic_shapes", "resolve_dynamic_shapes", "validate",
            "torch_dynamic_shapes", "torch_derived", "dynamic_shapes_tree"]
 
 def validate(spec: Spec, inputs: Inputs) -> None:

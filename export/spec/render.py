@@ -1,11 +1,15 @@
-"""Render a spec as code: the modern ``Dim`` form and the classic ``dynamic_dim`` form.
+"""Render a spec as code: the modern ``Dim`` form, the classic ``dynamic_dim`` form, and the
+``symshape export --dynamic`` flags.
 
-Both outputs are valid Python that pastes and runs in the user's script (where the
-example inputs are bound to the argument names). Fixes are data until this step.
+Both code outputs are valid Python that pastes and runs in the user's script (where the
+example inputs are bound to the argument names). Fixes are data until this step. A maximum that
+only repeats the classic default (``2**63 - 2``, or what it leaves a derived dim's root) is left
+out: such a Dim is unbounded.
 """
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Mapping
 from typing import Any
 
@@ -13,11 +17,22 @@ import sympy
 import torch
 
 from export.spec.inputs import Inputs
-from export.spec.dynamic_shapes import Spec
 from shapes.printing import to_python
-from shapes.spec import CLASSIC_MAX, CLASSIC_MIN, InputDim
+from shapes.spec import CLASSIC_MIN, InputDim, RootDim, Spec, open_max
 
-__all__ = ["render_modern", "render_classic", "render_checks", "dim_text"]
+__all__ = ["render_modern", "render_classic", "render_checks", "render_flags", "dim_text", "shown_max"]
+
+def shown_max(root: RootDim, spec: Spec) -> int | None:
+    """``root.hi`` as the fix shows it: None when it (or a dim derived from it, at that value)
+    only repeats the classic default maximum."""
+    if open_max(root.hi) is None:
+        return None
+    for decl in spec.decls:
+        if decl.expr is not None and root.symbol in decl.expr.free_symbols:
+            at = decl.expr.subs(root.symbol, root.hi)
+            if at.is_number and open_max(int(at)) is None:
+                return None
+    return root.hi
 
 
 def dim_text(d: InputDim) -> str:
@@ -35,7 +50,7 @@ def render_modern(spec: Spec, inputs: Inputs) -> str:
     lines = ["from torch.export import Dim", ""]
     names = {r.symbol: r.name for r in spec.roots}
     for r in spec.roots:
-        lines.append(f"{r.name} = {_dim_call(r.name, r.lo, r.hi)}")
+        lines.append(f"{r.name} = {_dim_call(r.name, r.lo, shown_max(r, spec))}")
     per_leaf: dict[str, dict[int, str]] = {}
     for decl in spec.decls:
         text = decl.text if decl.expr is None else to_python(decl.expr, names)
@@ -80,8 +95,9 @@ def render_classic(spec: Spec, inputs: Inputs) -> str:
         if r.lo > CLASSIC_MIN:
             items.append(f"{p} >= {r.lo}")
             ranged = True
-        if r.hi is not None and r.hi < CLASSIC_MAX:
-            items.append(f"{p} <= {r.hi}")
+        hi = shown_max(r, spec)
+        if hi is not None:
+            items.append(f"{p} <= {hi}")
             ranged = True
         if not ranged and not related:
             items.append(p)
@@ -118,3 +134,32 @@ def render_checks(checks: tuple[sympy.Basic, ...], names: Mapping[sympy.Symbol, 
     return [f"torch._check({to_python(rel, names)})" for rel in checks]
 
 
+
+
+def render_flags(spec: Spec) -> list[str] | None:
+    """The ``symshape export --dynamic`` flags that declare ``spec``, ranges on each Dim's first
+    use (None when a dim is not an affine function of one Dim)."""
+    roots = {r.symbol: r for r in spec.roots}
+    names = {sym: r.name for sym, r in roots.items()}
+    done: set[str] = set()
+    flags = []
+    for decl in spec.decls:
+        head = f"{decl.dim.input_name}:{decl.dim.dim}"
+        if decl.expr is None:
+            flags.append(f"--dynamic {shlex.quote(head + ':auto')}")
+            continue
+        syms = list(decl.expr.free_symbols)
+        if len(syms) != 1 or syms[0] not in roots:
+            return None
+        root = roots[syms[0]]
+        text = to_python(decl.expr, names).replace(" ", "")
+        rng = ""
+        if root.name not in done:
+            done.add(root.name)
+            hi = shown_max(root, spec)
+            if hi is not None:
+                rng = f":{root.lo}:{hi}"
+            elif root.lo:
+                rng = f":{root.lo}"
+        flags.append(f"--dynamic {shlex.quote(f'{head}:{text}{rng}')}")
+    return flags

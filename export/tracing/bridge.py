@@ -28,11 +28,9 @@ from export.errors import UnsupportedGuardError
 from export.spec.inputs import Inputs
 from export.tracing.provenance import UserFrame, is_user_file, user_frame
 from export.tracing.questions import Asking, Questions
-from export.spec.dynamic_shapes import Spec
-from export.tracing.trace import FLOOR_OP, POSITIVE_OP, SPECIALIZED_OP, Trace, TraceStats, frozen_map
-from shapes.printing import to_python
+from export.tracing.trace import FLOOR_OP, POSITIVE_OP, SPECIALIZED_OP, Trace, TraceStats, frozen_map, relation_text
 from shapes.relation import is_relation
-from shapes.spec import InputDim
+from shapes.spec import InputDim, Spec
 from solver import Deadline, Reason, Solver, Truth
 from shapes.affine import dim_expressible
 
@@ -170,7 +168,7 @@ class SolverBridge(tc.BaseDecider):
             else:
                 s.assume(sympy.Eq(sym, decl.expr), Reason.spec(f"{decl.dim} is {decl.text}"))
         for rel in self._spec.checks:
-            s.assume(rel, Reason("spec", self._text(rel), None, "torch._check (suggested fix)"))
+            s.assume(rel, Reason("spec", relation_text(rel, self._names), None, "torch._check (suggested fix)"))
 
     def _root_hints(self) -> dict[str, int]:
         return self._spec.root_values(self._inputs.size)
@@ -311,7 +309,7 @@ class SolverBridge(tc.BaseDecider):
         if api != "runtime_assert":
             return None  # data-dependent: torch raises, export explains
         kind = self._inline_kind or "guard"
-        self._solver.assume(rel, Reason(kind, self._text(rel), self._origin(), "runtime check (torch._check)"))
+        self._solver.assume(rel, Reason(kind, relation_text(rel, self._names), self._origin(), "runtime check (torch._check)"))
         return True
 
     def _convert(self, expr: sympy.Basic) -> sympy.Basic | None:
@@ -363,14 +361,9 @@ class SolverBridge(tc.BaseDecider):
             frame is not None and _CHECK_LINE.match(frame.code) is not None)
         if user_check and not dim_expressible(self._solver.simplify(rel)):
             kind = "spec"
-        return Reason(kind, self._text(rel), frame.origin if frame else None, frame.code if frame else api)
+        return Reason(kind, relation_text(rel, self._names), frame.origin if frame else None, frame.code if frame else api)
 
     def _origin(self) -> str | None:
         frame = user_frame()
         return frame.origin if frame else None
 
-    def _text(self, rel: sympy.Basic) -> str:
-        try:
-            return to_python(rel, self._names)
-        except Exception:  # noqa: BLE001 - a message must never fail the export
-            return str(rel)

@@ -25,12 +25,11 @@ from types import FrameType
 import sympy
 
 from export import _torch_compat as tc
-from export.spec.dynamic_shapes import Spec
 from export.tracing.neutral import NEUTRAL_APIS, QUESTION_TYPES, unnormalized, zero_one_question
 from export.tracing.provenance import is_user_file, user_frame
 from export.tracing.sites import RawSite, Site, asking_site, justification, resolve
 from export.tracing.trace import BranchNote, frozen_map
-from shapes.spec import InputDim
+from shapes.spec import InputDim, Spec
 from solver import Solver, Truth
 
 __all__ = ["Asking", "Questions"]

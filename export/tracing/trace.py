@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import sympy
 
@@ -33,13 +33,14 @@ from export.errors import UnsupportedGuardError
 from export.spec.inputs import Inputs
 from export.tracing.provenance import UserFrame
 from export.tracing.sites import Site
-from export.spec.dynamic_shapes import Spec
+from shapes.printing import to_python
 from shapes.relation import is_relation
-from shapes.spec import InputDim
+from shapes.spec import InputDim, Spec
 from solver import Fact, Solver
+from solver.service import to_json
 
 __all__ = ["Trace", "TraceStats", "BranchNote", "FLOOR_OP", "POSITIVE_OP", "SPECIALIZED_OP", "frozen_map",
-           "spec_or_positive"]
+           "problem_json", "relation_text", "spec_or_positive", "trace_stats"]
 
 K = TypeVar("K")
 V = TypeVar("V")
@@ -52,10 +53,40 @@ SPECIALIZED_OP = "torch specialized"
 """The start of the op of torch's specialization of a dim to its example size (0/1, static)."""
 
 
+def trace_stats(trace: Trace) -> dict[str, Any]:
+    """What the trace asked and who answered, as the report's ``stats`` show it."""
+    st = trace.stats
+    return {"asked": st.asked, "routed": st.routed, "to_torch": st.to_torch, "solver_seconds": round(st.seconds, 6)}
+
+
 def spec_or_positive(fact: Fact) -> bool:
     """The spec's facts and torch's sizes-are-positive assumption (no ``>= 2`` floor): what
     holds for every size a program of the spec runs, for a replica's ``keep``."""
     return fact.reason.kind == "spec" or fact.reason.op == POSITIVE_OP
+
+
+def relation_text(rel: sympy.Basic, names: Mapping[sympy.Symbol, str]) -> str:
+    """``rel`` as Python code over ``names`` (``x.size(0) >= 2``), or as sympy prints it when it
+    has no code form: wording a message or a record never fails the export.
+
+    >>> from shapes import int_symbol
+    >>> n = int_symbol("x_size0")
+    >>> relation_text(sympy.Ge(n, 2), {n: "x.size(0)"})
+    'x.size(0) >= 2'
+    """
+    try:
+        return to_python(rel, names)
+    except Exception:  # noqa: BLE001
+        return str(rel)
+
+
+def problem_json(solver: Solver) -> str | None:
+    """The solver's problem as JSON text (:func:`solver.service.to_json`), or None when it
+    cannot be written: what an error or a program carries for ``symshape replay``."""
+    try:
+        return to_json(solver)
+    except Exception:  # noqa: BLE001 - the error or program stays usable without it
+        return None
 
 
 def frozen_map(d: Mapping[K, V]) -> Mapping[K, V]:
@@ -165,6 +196,15 @@ class Trace:
         becomes an integer symbol of the same name (:func:`export.tracing.convert.default_symbol`)."""
         known = self.sym_map.get(sym)
         return known if known is not None else default_symbol(sym)
+
+    # -- words and JSON -----------------------------------------------------------------------
+    def text(self, rel: sympy.Basic) -> str:
+        """``rel`` in the user's names (:func:`relation_text` over :attr:`names`)."""
+        return relation_text(rel, self.names)
+
+    def problem(self) -> str | None:
+        """The trace's solver problem as JSON text, or None (:func:`problem_json`)."""
+        return problem_json(self.solver)
 
     # -- torch expressions ------------------------------------------------------------------
     def expression(self, expr: sympy.Basic) -> sympy.Expr | None:

@@ -502,7 +502,7 @@ def _solve(expr: Any, value: int, roots: dict) -> Optional[bool]:
 
 
 def spec_admits(spec: Any, checks: tuple[str, ...], sizes: dict[str, int], example: dict[str, int]) -> tuple[bool, str]:
-    """Does a normalized export.spec.dynamic_shapes.Spec (plus torch._check lines) admit these full sizes?
+    """Does a normalized shapes.spec.Spec (plus torch._check lines) admit these full sizes?
     Dims the spec does not declare are static: they must keep their `example` size."""
     decls = {f"{d.dim.input_name}.size({d.dim.dim})": d for d in spec.decls}
     roots: dict[str, int] = {}

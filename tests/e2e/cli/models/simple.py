@@ -55,3 +55,19 @@ def squeezed(x):
 
 def make_branch():
     return squeezed, (torch.randn(4, 3),)
+
+
+def div8(x):
+    return x.reshape(2, -1, 8).sum(-1)  # needs x.size(1) % 8 == 0
+
+
+def make_div8():
+    return div8, (torch.randn(2, 16),)
+
+
+def affine(y, z):
+    return torch.cat([y, y, y[:1]]) + z  # z.size(0) == 2 * y.size(0) + 1
+
+
+def make_affine():
+    return affine, (torch.randn(3, 4), torch.randn(7, 4))

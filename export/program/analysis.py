@@ -1,7 +1,9 @@
 """What the solver concluded, for the report and the graph.
 
 The report needs the final solver (classes, relations, bounds, explanations) with display
-names. A program exported in this process keeps it (:attr:`SymshapeProgram.symshape_solver`),
+names: input dims as ``x.size(0)``, the user's Dim names, and the spec's internal roots (a classic
+``dynamic_dim(x, 0)`` is the root ``x_0``) as the input dim they stand for (:func:`internal_roots`).
+Bounds from the classic default maximum (``2**63 - 2``) are shown as ``inf`` (:func:`shapes.spec.open_max`). A program exported in this process keeps it (:attr:`SymshapeProgram.symshape_solver`),
 and :class:`Analysis` reads that one; only a failed export or a loaded program, which carry the
 solver problem as JSON, rebuild it by replaying the problem (:func:`analyse`).
 """
@@ -13,10 +15,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from shapes.printing import to_python
+from shapes.spec import InputDim, classic_name, open_max
 from solver import Solver
 from solver.service import from_json
 
-__all__ = ["Analysis", "analyse", "INPUT_DIM", "range_text"]
+__all__ = ["Analysis", "analyse", "INPUT_DIM", "range_text", "internal_roots"]
 
 INPUT_DIM = re.compile(r"^(?P<leaf>.+)\.size\((?P<dim>\d+)\)$")
 """A solver symbol's source naming an input dim: ``x.size(0)``."""
@@ -28,8 +31,43 @@ def analyse(problem: Mapping[str, Any]) -> Analysis:
 
 
 def range_text(lo: int | None, hi: int | None) -> str:
-    """``[lo, hi]`` with ``-inf``/``inf`` for open sides."""
+    """``[lo, hi]`` with ``-inf``/``inf`` for open sides (and for the classic default maximum).
+
+    >>> range_text(2, 9223372036854775806), range_text(None, 4)
+    ('[2, inf]', '[-inf, 4]')
+    """
+    hi = open_max(hi)
     return f"[{'-inf' if lo is None else lo}, {'inf' if hi is None else hi}]"
+
+
+def internal_roots(solver: Solver) -> dict[Any, str]:
+    """The spec's internal roots (no name the user gave: a classic ``dynamic_dim(x, 0)`` or a
+    ``Dim.DYNAMIC`` is the root ``x_0``; a fix's ``_x_0``), each with the display name of the
+    input dim it stands for (an equal input dim whose classic name it carries).
+
+    >>> from solver import Solver
+    >>> s = Solver()
+    >>> r = s.symbol("x_0", 2, None, source="dynamic_dim(x, 0)")
+    >>> d = s.symbol("x_size0", 0, None, source="x.size(0)")
+    >>> import sympy; s.assume(sympy.Eq(d, r))
+    >>> internal_roots(s)
+    {x_0: 'x.size(0)'}
+    """
+    dims: dict[Any, str] = {}
+    for info in solver.symbols:
+        m = INPUT_DIM.match(info.source or "")
+        if m:
+            dims[info.symbol] = classic_name(InputDim(m["leaf"], int(m["dim"])))
+    sources = {info.symbol: info.source or "" for info in solver.symbols}
+    out: dict[Any, str] = {}
+    for cls in solver.classes():
+        for sym in cls:
+            if sym in dims:
+                continue
+            match = [d for d in cls if d in dims and dims[d] == sym.name.lstrip("_")]
+            if match:
+                out[sym] = sources[match[0]]
+    return out
 
 
 class Analysis:
@@ -47,6 +85,9 @@ class Analysis:
                 self.input_dims.append(info.symbol)
             else:
                 self.names[info.symbol] = info.symbol.name
+        self.hidden = internal_roots(self.solver)
+        """Internal roots, shown as the input dim they stand for."""
+        self.names.update(self.hidden)
         self.roots = [i.symbol for i in self.solver.symbols if i.symbol not in self.input_dims]
 
     def text(self, rel: Any) -> str:
@@ -60,6 +101,11 @@ class Analysis:
 
     def classes(self) -> list[list[Any]]:
         return [list(c) for c in self.solver.classes() if len(c) > 1]
+
+    def class_names(self) -> list[list[str]]:
+        """The equality classes as shown: display names, internal roots left out."""
+        shown = ([self.names[s] for s in c if s not in self.hidden] for c in self.classes())
+        return [c for c in shown if len(c) > 1]
 
     def relations(self) -> list[Any]:
         return list(self.solver.relations())

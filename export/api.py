@@ -7,6 +7,7 @@ import functools
 import inspect
 import io
 import sys
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -19,16 +20,17 @@ from export.spec.classic import dynamic_dim, from_constraints
 from export.diagnose.data_dependent import data_dependent_error
 from export.diagnose.violations import violation_error
 from export.diagnose.dynamic_hints import specialized_error
-from export.errors import ExportError, InputError
+from export.errors import ExportError, InputError, SymshapeWarning
 from export.tracing.bridge import SolverBridge
 from export.spec.inputs import Inputs, signature_of
-from export.program.exported import SymshapeProgram, finish
+from export.program.exported import SymshapeProgram, amend, finish
+from export.larger_example import TRACE_LARGER, check_larger, check_mode, run_larger, trace_stats
 from export.diagnose.probe import enlarged_inputs
-from export.spec.dynamic_shapes import Spec, from_dynamic_shapes, resolve_dynamic_shapes, torch_dynamic_shapes, validate
+from export.spec.dynamic_shapes import from_dynamic_shapes, resolve_dynamic_shapes, torch_dynamic_shapes, validate
 from export.tracing.trace import Trace
 from export.program.zero_one import zero_one
 from shapes.errors import SpecError
-from shapes.spec import InputDim
+from shapes.spec import InputDim, Spec
 from solver import HintMismatchError
 
 __all__ = ["export", "traced", "Exporter", "TorchOptions", "dynamic_dim", "constrain_as_size", "constrain_as_value"]
@@ -135,6 +137,7 @@ def export(
     strict: bool = False,
     preserve_module_call_signature: tuple[str, ...] = (),
     prefer_deferred_runtime_asserts_over_guards: bool = False,
+    zero_one_examples: str = TRACE_LARGER,
     **torch_options: Any,
 ) -> SymshapeProgram:
     """Export ``f`` with every symbolic-shape decision made by symshape's solver.
@@ -153,10 +156,32 @@ def export(
     against the program). ``strict``, ``preserve_module_call_signature``,
     ``prefer_deferred_runtime_asserts_over_guards`` and any other keyword of the installed
     ``torch.export.export`` are passed through to torch.
+
+    ``zero_one_examples`` says what an example of size 0 or 1 on a dim declared dynamic
+    (named or derived ``Dim``, ``Dim.AUTO/DYNAMIC``, classic ``dynamic_dim``) does, since
+    torch never traces such a size dynamic:
+
+    * ``"trace_larger"`` (default): trace once at a larger example built from yours (the
+      data repeated along those dims, size 2 first) and return that dynamic program; it
+      admits size 1 when its 0/1 evidence shows the program is right there (``[1, inf]``),
+      else its range starts at 2. A SymshapeWarning (also in ``ep.symshape.warnings``)
+      says what was traced and the range. When no larger example exports (the dim must
+      broadcast, or equal another dim), your example is traced as given: the error then
+      explains it (``Dim.AUTO``: the dim becomes static, with a warning).
+    * ``"raise"``: torch's semantics: the dim is specialized and the export raises
+      ConstraintViolationError (``Dim.AUTO``: static, with a warning); ``err.fixes``
+      offers the static pin and ``err.fixes.larger_example_program``.
+
+    >>> from torch.export import Dim
+    >>> ep = export(torch.nn.Linear(4, 2), (torch.randn(1, 4),), dynamic_shapes={"input": {0: Dim("b")}})
+    >>> ep.symshape.ranges, ep.symshape.warnings
+    ({'input.size(0)': (1, None)}, ('input.size(0) = 1 in the example: traced at 2; the program admits input.size(0) in [1, inf]',))
+    >>> ep.module()(torch.randn(5, 4)).shape
+    torch.Size([5, 2])
     """
     opts = TorchOptions.of(strict, preserve_module_call_signature, prefer_deferred_runtime_asserts_over_guards,
                            torch_options)
-    exporter = Exporter.of(f, args, kwargs, opts)
+    exporter = Exporter.of(f, args, kwargs, opts, zero_one_examples=check_mode(zero_one_examples))
     spec = _spec_of(exporter.inputs, constraints, resolve_dynamic_shapes(f, args, kwargs, dynamic_shapes))
     ep = exporter.run(spec)
     _verify_additional(dynamic_shapes, ep)
@@ -222,16 +247,19 @@ class Exporter:
     kwargs: dict[str, Any] | None
     options: TorchOptions
     inputs: Inputs
+    zero_one_examples: str = TRACE_LARGER
 
     @staticmethod
     def of(f: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any] | None = None,
-           options: TorchOptions | None = None) -> Exporter:
-        """``f`` on ``args``/``kwargs`` (InputError when they do not fit its signature)."""
-        return Exporter(f, args, kwargs, options or TorchOptions(), Inputs.bind(f, args, kwargs))
+           options: TorchOptions | None = None, *, zero_one_examples: str = TRACE_LARGER) -> Exporter:
+        """``f`` on ``args``/``kwargs`` (InputError when they do not fit its signature);
+        ``zero_one_examples`` as :func:`export` takes it."""
+        return Exporter(f, args, kwargs, options or TorchOptions(), Inputs.bind(f, args, kwargs),
+                        check_mode(zero_one_examples))
 
     def with_example(self, args: tuple[Any, ...], kwargs: dict[str, Any] | None) -> Exporter:
         """The same export (``f``, options) on other example inputs."""
-        return Exporter.of(self.f, args, kwargs, self.options)
+        return Exporter.of(self.f, args, kwargs, self.options, zero_one_examples=self.zero_one_examples)
 
     def parse(self, form: Any, classic: bool) -> Spec:
         """The Spec :func:`export` builds from ``constraints=form`` (``classic``) or
@@ -269,7 +297,35 @@ class Exporter:
 
     def run(self, spec: Spec, *, diagnose: bool = True) -> SymshapeProgram:
         """Trace, judge (a ConstraintViolationError with its fixes, verified by re-exporting
-        when ``diagnose``), and build the program with its 0/1 evidence."""
+        when ``diagnose``), and build the program with its 0/1 evidence. A dim declared
+        dynamic with an example of size 0/1 is traced at a larger example first
+        (:mod:`export.larger_example`, unless ``zero_one_examples="raise"``). Its
+        SymshapeWarnings point at the caller of :func:`export`."""
+        caught: list[warnings.WarningMessage] = []
+        try:
+            with warnings.catch_warnings(record=True) as caught:
+                return self._run(spec, diagnose)
+        finally:
+            for w in caught:  # (_run's frames are symshape's: the user's line is 3 up from here)
+                if issubclass(w.category, SymshapeWarning):
+                    warnings.warn(w.message, w.category, stacklevel=3)
+                else:
+                    warnings.warn_explicit(w.message, w.category, w.filename, w.lineno, source=w.source)
+
+    def _run(self, spec: Spec, diagnose: bool) -> SymshapeProgram:
+        """:meth:`run`, its warnings not yet re-emitted."""
+        spent = 0
+        if self.zero_one_examples == TRACE_LARGER:
+            larger, spent = run_larger(self, spec, lambda e: e._run_here(spec, diagnose))
+            if larger is not None:
+                return larger
+        ep = self._run_here(spec, diagnose)
+        amend(ep, stats=trace_stats({"example": 1, "larger example that gave no program": spent,
+                                     "boundary re-trace": int(ep.symshape.stats.get("boundary_retraces", 0))}))
+        return ep
+
+    def _run_here(self, spec: Spec, diagnose: bool) -> SymshapeProgram:
+        """:meth:`run` on this example as given."""
         ep, trace = self.trace(spec)
         exporter = self if diagnose else None
         error = violation_error(trace, exporter) or specialized_error(trace, exporter)
@@ -280,6 +336,12 @@ class Exporter:
     def check(self, spec: Spec) -> None:
         """A diagnosis re-export that offers no program (a fix with checks): raises what
         :meth:`run` would, without building the program (its final ranges and 0/1 evidence)."""
+        if self.zero_one_examples == TRACE_LARGER and check_larger(self, spec, lambda e: e._check_here(spec)):
+            return
+        self._check_here(spec)
+
+    def _check_here(self, spec: Spec) -> None:
+        """:meth:`check` on this example as given."""
         _, trace = self.trace(spec)
         error = violation_error(trace, None) or specialized_error(trace, None)
         if error is not None:

@@ -22,11 +22,10 @@ from export.errors import ConstraintViolationError, ExportError
 from export.fixes.suggested import ReExporter, offered
 from export.spec.inputs import Inputs
 from export.program.exported import SymshapeProgram
-from export.spec.dynamic_shapes import Spec
 from export.tracing.trace import Trace
-from shapes.spec import InputDim
+from shapes.spec import InputDim, Spec
 
-__all__ = ["ProbeResult", "enlarged_inputs", "probe_specializations"]
+__all__ = ["ProbeResult", "candidate_sizes", "enlarged_inputs", "probe_specializations"]
 
 
 @dataclass(frozen=True)
@@ -83,6 +82,25 @@ def _sizes_for(spec: Spec, dims: Iterable[InputDim], value: int) -> dict[InputDi
     return out
 
 
+def candidate_sizes(spec: Spec, inputs: Inputs, dims: Iterable[InputDim]) -> list[dict[InputDim, int]]:
+    """The example sizes to try for the 0/1 ``dims`` (and the dims tied to them), in order:
+    their root at 2, then at the example sizes (>= 2) of declared dims, then of static dims
+    (at most 6): a larger size the model can run, and one that matches a dim it must equal.
+
+    >>> from shapes.spec import DimDecl
+    >>> x = torch.randn(1, 3)
+    >>> spec = Spec("modern", (), (DimDecl(InputDim("x", 0), "auto", None, "Dim.AUTO"),))
+    >>> [{str(d): n for d, n in s.items()} for s in candidate_sizes(spec, Inputs.bind(lambda x: x, (x,), None),
+    ...                                                            [InputDim("x", 0)])]
+    [{'x.size(0)': 2}, {'x.size(0)': 3}]
+    """
+    dims = list(dims)
+    sizes_seen = inputs.example_sizes()
+    declared = sorted({n for d, n in sizes_seen.items() if n >= 2 and spec.decl(d) is not None})
+    static = sorted({n for d, n in sizes_seen.items() if n >= 2 and spec.decl(d) is None})
+    return [_sizes_for(spec, dims, value) for value in list(dict.fromkeys([2, *declared, *static]))[:6]]
+
+
 def probe_specializations(trace: Trace, dims: list[InputDim], exporter: ReExporter) -> ProbeResult | None:
     """Re-export ``trace``'s spec with the specialized ``dims`` of ``exporter``'s example
     enlarged (to 2, then to other dims' example sizes, while the model cannot run the
@@ -90,11 +108,7 @@ def probe_specializations(trace: Trace, dims: list[InputDim], exporter: ReExport
     or gives the program (:func:`export.fixes.suggested.offered`); None when no probe could
     be traced."""
     spec, inputs = trace.spec, trace.inputs
-    sizes_seen = inputs.example_sizes()
-    declared = sorted({n for d, n in sizes_seen.items() if n >= 2 and spec.decl(d) is not None})
-    static = sorted({n for d, n in sizes_seen.items() if n >= 2 and spec.decl(d) is None})
-    for value in list(dict.fromkeys([2, *declared, *static]))[:6]:
-        sizes = _sizes_for(spec, dims, value)
+    for sizes in candidate_sizes(spec, inputs, dims):
         try:
             new_args, new_kwargs = enlarged_inputs(inputs, exporter.args, exporter.kwargs, sizes)
         except Exception:  # noqa: BLE001 - a probe that cannot be built is skipped

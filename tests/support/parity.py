@@ -43,11 +43,13 @@ class Outcome:
 
 
 def run_both(model: torch.nn.Module, args: tuple[Any, ...], dynamic_shapes: Any, **kw: Any) -> tuple[Outcome, Outcome]:
-    """torch.export.export and export.export on the same inputs and spec."""
+    """torch.export.export and export.export on the same inputs and spec (symshape with
+    torch's 0/1 semantics, ``zero_one_examples="raise"``: its default traces a 0/1 example of
+    a dim declared dynamic at a larger size instead)."""
     out = []
-    for fn in (torch.export.export, export.export):
+    for fn, own in ((torch.export.export, {}), (export.export, {"zero_one_examples": "raise"})):
         try:
-            out.append(Outcome(fn(model, args, dynamic_shapes=dynamic_shapes, **kw)))
+            out.append(Outcome(fn(model, args, dynamic_shapes=dynamic_shapes, **own, **kw)))
         except Exception as e:  # noqa: BLE001 - compared below
             out.append(Outcome(error=e))
     return out[0], out[1]

@@ -24,11 +24,24 @@ def run(*argv: str) -> tuple[int, str, str]:
 
 def test_out_on_a_batch1_failure_writes_the_spec_exported_with_a_larger_example(tmp_path: Path) -> None:
     path = tmp_path / "p.pt2"
-    code, text, err = run("export", f"{SIMPLE}:make_batch1", "-d", "x:0:batch", "-q", "--out", str(path))
+    code, text, err = run("export", f"{SIMPLE}:make_batch1", "-d", "x:0:batch", "-q", "--out", str(path),
+                          "--zero-one-examples", "raise")
     assert code == 1, err
     assert f"Saved to {path}: your spec's program, exported with a larger example (x.size(0) = 2)" in text
     ep = export.load(str(path))
     for batch in (1, 2, 5):  # the dim stays dynamic: every batch eager runs
+        x = torch.randn(batch, 8)
+        assert torch.equal(ep.module()(x), x.reshape(batch, -1, 4).sum(-1))
+
+
+def test_a_batch1_example_exports_the_dynamic_program_by_default(tmp_path: Path) -> None:
+    path = tmp_path / "p.pt2"
+    code, text, err = run("export", f"{SIMPLE}:make_batch1", "-d", "x:0:batch", "-q", "--out", str(path))
+    assert code == 0, err
+    line = next(t for t in text.splitlines() if t.startswith("symshape: warning: "))
+    assert "x.size(0) = 1 in the example: traced at 2; the program admits x.size(0) in [1, inf]" in line
+    ep = export.load(str(path))
+    for batch in (1, 2, 5):
         x = torch.randn(batch, 8)
         assert torch.equal(ep.module()(x), x.reshape(batch, -1, 4).sum(-1))
 
@@ -42,7 +55,8 @@ def test_out_says_why_nothing_is_written(tmp_path: Path) -> None:
 
 def test_json_has_the_same_keys_on_success_and_failure(tmp_path: Path) -> None:
     ok = json.loads(run("export", f"{SIMPLE}:make", "-d", "x:0:b", "-d", "y:0:b", "--json")[1])
-    bad = json.loads(run("export", f"{SIMPLE}:make_batch1", "-d", "x:0:batch", "--json")[1])
+    bad = json.loads(run("export", f"{SIMPLE}:make_batch1", "-d", "x:0:batch", "--json",
+                         "--zero-one-examples", "raise")[1])
     assert ok["status"] == "exported" and bad["status"] == "violations"
     for key in ("warnings", "out", "out_note", "ranges", "violations", "fixes", "stats"):
         assert key in ok and key in bad, key

@@ -165,13 +165,13 @@ class Outcome:
     seconds: float = 0.0
 
 
-def _export(model: Any, args: tuple, kwargs: dict, spec: Any) -> Outcome:
+def _export(model: Any, args: tuple, kwargs: dict, spec: Any, zero_one_examples: str = "trace_larger") -> Outcome:
     out = Outcome(model, args, kwargs, spec)
     t = time.perf_counter()
     with warnings.catch_warnings(record=True) as w:
         warnings.simplefilter("always")
         try:
-            out.ep = export.export(model, args, kwargs, dynamic_shapes=spec)
+            out.ep = export.export(model, args, kwargs, dynamic_shapes=spec, zero_one_examples=zero_one_examples)
         except Exception as e:  # noqa: BLE001
             out.err = e
     out.warnings = tuple(str(x.message) for x in w)
@@ -184,6 +184,15 @@ def run(case_id: str) -> Outcome:
     case = _cases.BY_ID[case_id]
     model, args, kwargs = case.build()
     return _export(model, args, kwargs, case.dynamic_shapes() if case.dynamic_shapes else None)
+
+
+@functools.lru_cache(maxsize=None)
+def run_raise(case_id: str) -> Outcome:
+    """The case with torch's 0/1 semantics (``zero_one_examples="raise"``): the raising path
+    that the ``specialized`` expectations are about; the default traces a 0/1 example larger."""
+    case = _cases.BY_ID[case_id]
+    model, args, kwargs = case.build()
+    return _export(model, args, kwargs, case.dynamic_shapes() if case.dynamic_shapes else None, "raise")
 
 
 @functools.lru_cache(maxsize=None)
@@ -252,14 +261,20 @@ def test_verdict(case):
         (args, kwargs) = case.offending()
         assert E.rejects(o.ep, args), f"{case.id}: the program runs the offending input"
         return
-    if e.verdict == "specialized" and got == "ok" and _warned(o, e.dims, e.hint):
-        return  # Dim.AUTO: a warning naming the dim and the remedy is enough
+    if e.verdict == "specialized":
+        r = run_raise(case.id)  # torch's semantics: the specialization is refused (AUTO: warned)
+        assert verdict_of(r) == "specialized" or (verdict_of(r) == "ok" and _warned(r, e.dims, e.hint)), \
+            f"{case.id}: zero_one_examples='raise' gives {verdict_of(r)}"
+        if got == "ok":  # the default: exported at a larger example, a warning says so
+            assert _warned(o, e.dims, "in the example: traced at"), f"{case.id}: {o.warnings}"
+            return
     assert got == e.verdict, f"{case.id}: expected {e.verdict}, got {got}"
 
 
 @pytest.mark.parametrize("case", _params("test_causes", ("violation", "specialized")))
 def test_causes(case):
-    e, o = E.EXPECT[case.id], run(case.id)
+    e = E.EXPECT[case.id]
+    o = run_raise(case.id) if e.verdict == "specialized" else run(case.id)
     assert isinstance(o.err, export.ConstraintViolationError), f"no violation: {o.err!r}"
     causes = o.err.causes
     assert causes, "no causes"
@@ -380,7 +395,7 @@ def test_small_sizes(case):
 
 @pytest.mark.parametrize("case", _params("test_specialized_message", ("specialized",)))
 def test_specialized_message(case):
-    e, o = E.EXPECT[case.id], run(case.id)
+    e, o = E.EXPECT[case.id], run_raise(case.id)
     text = str(o.err) if o.err is not None else "\n".join(o.warnings)
     assert o.err is not None or o.warnings, "exported with no error and no warning"
     for d in e.dims:

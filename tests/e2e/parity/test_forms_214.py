@@ -149,7 +149,11 @@ def test_known_differences_from_torch() -> None:
     for size in (0, 1):  # an example of size 0/1
         torch.export.export(Double(), (_r(size),), dynamic_shapes=one_var())
         with pytest.raises(export.ConstraintViolationError, match=f"specialized to {size}"):
-            export.export(Double(), (_r(size),), dynamic_shapes=one_var())
+            export.export(Double(), (_r(size),), dynamic_shapes=one_var(), zero_one_examples="raise")
+        # by default symshape traces at a larger example, and exports too (sizes >= 1)
+        with pytest.warns(export.SymshapeWarning, match=f"x.size\\(0\\) = {size} in the example: traced at 2"):
+            ep = export.export(Double(), (_r(size),), dynamic_shapes=one_var())
+        assert ep.symshape.ranges["x.size(0)"] == (1, None)
     # two ShapeVars the model needs equal: torch asserts it at runtime, symshape reports it
     two = ShapesSpec({"x": TensorSpec([ShapeVar("a")]), "y": TensorSpec([ShapeVar("b")])})
     vanilla = torch.export.export(Sub(), (_r(5), _r(5)), dynamic_shapes=two)

@@ -55,8 +55,9 @@ def _key(ep: Any) -> tuple[Any, ...]:
 
 
 def _violation(model: torch.nn.Module, args: tuple[Any, ...], **spec: Any) -> Any:
+    """The fixes of the error (a 0/1 example raises, as torch does: ``zero_one_examples="raise"``)."""
     with pytest.raises(export.ConstraintViolationError) as info:
-        export.export(model, args, **spec)
+        export.export(model, args, zero_one_examples="raise", **spec)
     return info.value.fixes
 
 
@@ -132,6 +133,11 @@ def test_larger_example_program_is_the_spec_exported_with_the_larger_example(mak
     for b in (1, 2, 5):  # dynamic: batch 1 (the example's) and larger batches, like eager
         assert _runs_like_eager(fixes.larger_example_program, model, torch.randn(b, 5, 8))
     assert _refuses(fixes.larger_example_program, torch.randn(2, 5, 5))  # a static dim changed
+    # by default, one export call returns that program (traced once, at the larger example)
+    with pytest.warns(export.SymshapeWarning, match=r"x.size\(0\) = 1 in the example: traced at 2"):
+        direct = export.export(model, (x,), dynamic_shapes=spec())
+    assert _key(direct) == _key(fixes.larger_example_program)
+    assert direct.symshape.stats["traces"] == 1, direct.symshape.stats
 
 
 def test_a_fix_with_checks_offers_no_program() -> None:
@@ -156,6 +162,17 @@ def test_the_offered_program_warns_nothing_while_the_export_fails() -> None:
     assert not [w for w in caught if issubclass(w.category, export.SymshapeWarning)]
 
 
+def test_the_larger_example_export_warns_once_at_the_callers_line() -> None:
+    """By default the same export succeeds: one warning, its own, pointing at this file."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        ep = export.export(ClsToken(), (torch.randn(1, 5, 8),), dynamic_shapes={"x": {0: Dim("b")}})
+    notes = [w for w in caught if issubclass(w.category, export.SymshapeWarning)]
+    assert [str(w.message) for w in notes] == list(ep.symshape.warnings) == [
+        "x.size(0) = 1 in the example: traced at 2; the program admits x.size(0) in [1, inf]"]
+    assert notes[0].filename == __file__
+
+
 def test_apply_on_a_positional_list_spec_gives_dynamic_shapes() -> None:
     """A list ``dynamic_shapes`` (one entry per positional input) is no classic constraint
     list: ``apply`` returns ``dynamic_shapes`` for it (it used to return constraints)."""
@@ -176,8 +193,12 @@ def test_offered_programs_keep_no_trace_alive() -> None:
     not the traces or the diagnosis' solvers."""
     before = _live_traces()
     try:
-        export.export(ClsToken(), (torch.randn(1, 5, 8),), dynamic_shapes={"x": {0: Dim("b")}})
+        export.export(ClsToken(), (torch.randn(1, 5, 8),), dynamic_shapes={"x": {0: Dim("b")}},
+                      zero_one_examples="raise")
     except export.ConstraintViolationError as e:
         programs = (e.fixes.program, e.fixes.larger_example_program)
     assert all(p is not None for p in programs)
+    assert _live_traces() == before
+    ep = export.export(ClsToken(), (torch.randn(1, 5, 8),), dynamic_shapes={"x": {0: Dim("b")}})
+    assert ep.symshape.ranges["x.size(0)"] == (1, None)
     assert _live_traces() == before

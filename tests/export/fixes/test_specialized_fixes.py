@@ -31,7 +31,7 @@ class Bcast(torch.nn.Module):
 def test_batch_1_example_gets_both_choices_as_verified_data(make, shape, spec) -> None:
     model, x = make(), torch.randn(*shape)
     with pytest.raises(export.ConstraintViolationError) as info:
-        export.export(model, (x,), dynamic_shapes=spec())
+        export.export(model, (x,), dynamic_shapes=spec(), zero_one_examples="raise")  # torch's semantics
     fixes = info.value.fixes
     assert fixes is not None and fixes.verified
     # choice 1: the dim static at the example size, re-exported with exactly apply's result
@@ -46,6 +46,14 @@ def test_batch_1_example_gets_both_choices_as_verified_data(make, shape, spec) -
     assert ep.symshape.ranges["x.size(0)"] == (1, None)
     assert torch.allclose(ep.module()(x), model(x), atol=1e-6)  # and it runs the batch-1 input
     assert "larger example: x.size(0) = 2" in str(info.value)
+    # the default: one call returns that program
+    with pytest.warns(export.SymshapeWarning, match="traced at 2"):
+        one = export.export(model, (x,), dynamic_shapes=spec())
+    assert one.symshape.ranges["x.size(0)"] == (1, None)
+    assert one.module().code == fixes.larger_example_program.module().code
+    for b in (1, 2, 5):
+        y = torch.randn(b, *shape[1:])
+        assert torch.allclose(one.module()(y), model(y), atol=1e-6)
 
 
 def test_broadcasting_size_1_gets_the_static_fix() -> None:
@@ -121,7 +129,7 @@ def test_a_batch_1_example_next_to_a_range_cause_gets_one_verified_fix_for_both(
     spec = lambda: {"x": {0: Dim("b"), 1: Dim("s")}}  # noqa: E731
     model, x = PositionTable(), torch.randn(1, 5, 8)
     with pytest.raises(export.ConstraintViolationError) as info:
-        export.export(model, (x,), dynamic_shapes=spec())
+        export.export(model, (x,), dynamic_shapes=spec(), zero_one_examples="raise")
     assert len(traced) == 3  # the failing export, the probe (b = 2), the fix's verification
     kinds = [c.kind for c in info.value.causes]
     assert "specialized" in kinds and any(k != "specialized" for k in kinds)
@@ -133,6 +141,32 @@ def test_a_batch_1_example_next_to_a_range_cause_gets_one_verified_fix_for_both(
     for s in (1, 7, 16):
         y = torch.randn(1, s, 8)
         assert torch.equal(ep.module()(y), model(y)) and torch.equal(fixes.program.module()(y), model(y))
+
+
+def test_a_batch_1_example_next_to_a_range_cause_keeps_the_batch_dynamic_by_default(monkeypatch) -> None:
+    """By default the export traces at batch 2: the error is the range cause alone, and its
+    fix (verified at that example) keeps the batch dynamic; re-exporting with it in one call
+    gives the program that runs batch 1, 2, 5."""
+    from export import api
+
+    traced = []
+    real = api.Exporter.trace
+    monkeypatch.setattr(api.Exporter, "trace", lambda *a, **k: traced.append(1) or real(*a, **k))
+    spec = lambda: {"x": {0: Dim("b"), 1: Dim("s")}}  # noqa: E731
+    model, x = PositionTable(), torch.randn(1, 5, 8)
+    with pytest.raises(export.ConstraintViolationError) as info:
+        export.export(model, (x,), dynamic_shapes=spec())
+    assert len(traced) == 2  # the export at b = 2, the fix's verification
+    assert [c.kind for c in info.value.causes] == ["guard"] and info.value.causes[0].dims == ("x.size(1)",)
+    assert "traced at a larger example, x.size(0) = 2 (example 1)" in str(info.value)
+    fixes = info.value.fixes
+    assert fixes.verified and fixes.program is not None
+    with pytest.warns(export.SymshapeWarning, match="traced at 2"):
+        ep = export.export(model, (x,), dynamic_shapes=fixes.apply(spec()))
+    assert ep.symshape.ranges["x.size(0)"] == (1, None) and ep.symshape.ranges["x.size(1)"][1] == 16
+    for b, s in ((1, 1), (2, 7), (5, 16)):
+        y = torch.randn(b, s, 8)
+        assert torch.equal(ep.module()(y), model(y))
 
 
 class ShiftRight(torch.nn.Module):

@@ -56,11 +56,16 @@ def test_probe_builds_no_program_when_it_fails(monkeypatch: pytest.MonkeyPatch) 
     calls = _counting(monkeypatch)
     x, z = torch.randn(3, 8), torch.randn(1, 8)
     with pytest.raises(export.ConstraintViolationError) as info:
-        export.export(Broadcast(), (x, z), dynamic_shapes={"x": {0: Dim("b")}, "z": {0: Dim("b1")}})
+        export.export(Broadcast(), (x, z), dynamic_shapes={"x": {0: Dim("b")}, "z": {0: Dim("b1")}},
+                      zero_one_examples="raise")
     assert "broadcasts" in str(info.value)  # the probe re-export ran, and failed
     fixes = info.value.fixes
     assert fixes.larger_example_program is None
     assert calls == [1] and fixes.program is not None  # only the verified static fix's program
+    # by default the larger example is tried first, fails the same way, and the same error follows
+    with pytest.raises(export.ConstraintViolationError) as again:
+        export.export(Broadcast(), (x, z), dynamic_shapes={"x": {0: Dim("b")}, "z": {0: Dim("b1")}})
+    assert str(again.value) == str(info.value) and again.value.fixes.larger_example_program is None
 
 
 class Flat(torch.nn.Module):

@@ -1,0 +1,251 @@
+"""One call, one right program for an example of size 0 or 1 on a dim declared dynamic.
+
+torch never keeps a size-0/1 example dynamic: it specializes the dim before any guard is
+asked, so ``export(model, (x_batch1,), dynamic_shapes={"x": {0: Dim("b")}})`` fails (torch
+raises; so did symshape, with the static pin as its first fix). With
+``zero_one_examples="trace_larger"`` (the default of :func:`export.export`) the export traces
+*once* at a larger example built from the user's (:func:`export.diagnose.probe.enlarged_inputs`:
+the data repeated along those dims; the sizes of :func:`export.diagnose.probe.candidate_sizes`,
+2 first), and the 0/1 evidence of that trace (:mod:`export.program.zero_one`) decides whether
+the program admits size 1: ``[1, inf]`` when the general program is right there, ``[2, inf]``
+when a decision takes another path at 1 (the warning names its line). Size 0 is never
+admitted (torch's size symbols are positive). A :class:`export.errors.SymshapeWarning` (also
+in ``ep.symshape.warnings``) says what was done; ``ep.symshape.stats["traces"]`` counts the
+traces and ``stats["trace_reasons"]`` says why each was made.
+
+When no larger example gives the program, the export falls back to the user's example as
+given (what ``zero_one_examples="raise"`` always does): torch's 0/1 specialization, the error
+with the probe's explanation (a broadcast against another dim is named), or for ``Dim.AUTO``
+the static dim with its warning. The larger trace's own error is raised instead when none of
+its causes involves the enlarged dims (another guard the spec must state: its fixes keep the
+batch dynamic, and re-exporting with them traces at the larger example again).
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol, TypeVar
+
+from export.diagnose.probe import candidate_sizes, enlarged_inputs
+from export.errors import ConstraintViolationError, InputError, SymshapeWarning
+from export.fixes.suggested import SuggestedFixes
+from export.program.exported import SymshapeProgram, amend
+from export.spec.inputs import Inputs
+from shapes.errors import SpecError
+from shapes.spec import DimDecl, InputDim, Spec
+
+__all__ = ["MODES", "TRACE_LARGER", "RAISE", "check_mode", "zero_one_dims", "run_larger", "check_larger",
+           "trace_stats"]
+
+TRACE_LARGER = "trace_larger"
+RAISE = "raise"
+MODES = (TRACE_LARGER, RAISE)
+"""The values of ``export(..., zero_one_examples=...)``."""
+
+E = TypeVar("E", bound="LargerExporter")
+T = TypeVar("T")
+
+
+class LargerExporter(Protocol):
+    """What this module needs of :class:`export.api.Exporter`: the example and the same
+    export on other example inputs."""
+
+    @property
+    def inputs(self) -> Inputs: ...
+
+    @property
+    def args(self) -> tuple[Any, ...]: ...
+
+    @property
+    def kwargs(self) -> dict[str, Any] | None: ...
+
+    def with_example(self: E, args: tuple[Any, ...], kwargs: dict[str, Any] | None) -> E: ...
+
+
+def check_mode(mode: Any) -> str:
+    """``mode`` when it is one of :data:`MODES`, else InputError.
+
+    >>> check_mode("raise")
+    'raise'
+    >>> check_mode("larger")
+    Traceback (most recent call last):
+    ...
+    export.errors.InputError: zero_one_examples must be 'trace_larger' or 'raise', got 'larger'
+    """
+    if mode not in MODES:
+        raise InputError(f"zero_one_examples must be {' or '.join(repr(m) for m in MODES)}, got {mode!r}")
+    return str(mode)
+
+
+def _declared_lo(spec: Spec, decl: DimDecl) -> int:
+    """The lower end of ``decl``'s declared range (0 for a derived dim: its root decides)."""
+    if decl.expr is None:
+        return decl.lo
+    syms = list(decl.expr.free_symbols)
+    if len(syms) == 1 and decl.expr == syms[0]:
+        return spec.root(str(syms[0])).lo
+    return 0
+
+
+def zero_one_dims(spec: Spec, inputs: Inputs) -> list[InputDim]:
+    """The declared dims (any form: named, derived, AUTO, DYNAMIC, classic) whose example size
+    is 0 or 1 and whose declared range starts at 2 or below: only torch's 0/1 rule keeps them
+    from being traced dynamic.
+
+    >>> import torch
+    >>> from shapes.spec import DimDecl
+    >>> spec = Spec("modern", (), (DimDecl(InputDim("x", 0), "auto", None, "Dim.AUTO"),
+    ...                            DimDecl(InputDim("x", 1), "auto", None, "Dim.AUTO")))
+    >>> [str(d) for d in zero_one_dims(spec, Inputs.bind(lambda x: x, (torch.randn(1, 3),), None))]
+    ['x.size(0)']
+    """
+    return [decl.dim for decl in spec.decls
+            if inputs.size(decl.dim) in (0, 1) and _declared_lo(spec, decl) <= 2]
+
+
+@dataclass(frozen=True)
+class _Done:
+    """What the larger examples gave: ``result`` of the step that passed (None: none did),
+    the ``sizes`` it traced with, and the number of larger examples that ``failed``."""
+
+    result: Any
+    sizes: Mapping[InputDim, int]
+    failed: int
+
+
+def _at_larger(exporter: E, spec: Spec, dims: list[InputDim], step: Callable[[E], T]) -> _Done:
+    """``step`` on ``exporter`` at the first candidate larger example it passes (result None
+    when none passes: the caller falls back to the example as given). A
+    ConstraintViolationError none of whose causes involves the enlarged dims is raised (with
+    a note on the sizes)."""
+    failed = 0
+    for sizes in candidate_sizes(spec, exporter.inputs, dims):
+        if any(n in (0, 1) for n in sizes.values()):
+            continue  # a derived dim at 0/1 again: not a larger example
+        try:
+            args, kwargs = enlarged_inputs(exporter.inputs, exporter.args, exporter.kwargs, sizes)
+            larger = exporter.with_example(args, kwargs)
+        except Exception:  # noqa: BLE001 - an example that cannot be built is skipped
+            continue
+        try:
+            return _Done(step(larger), sizes, failed)
+        except ConstraintViolationError as e:
+            if not _fix_keeps(e, sizes, exporter.inputs):
+                return _Done(None, sizes, failed + 1)  # the enlarged dims are at fault: the example explains it
+            e.args = (f"{e}\n\n{_traced_at(sizes, exporter.inputs)}",)
+            raise
+        except Exception:  # noqa: BLE001 - the model cannot run this example: the next size, or fall back
+            failed += 1
+    return _Done(None, {}, failed)
+
+
+def _fix_keeps(e: ConstraintViolationError, sizes: Mapping[InputDim, int], inputs: Inputs) -> bool:
+    """Whether the larger example's error is about other dims: its fix keeps every enlarged
+    dim declared, and the fixed spec takes the user's own example (re-exporting with it traces
+    at the larger example again). Else (a broadcast, an equality with a dim of another
+    example size, a static pin) the example as given explains the error better."""
+    fixes = e.fixes
+    if not isinstance(fixes, SuggestedFixes) or not e.causes:
+        return False
+    fixed = fixes.fixed.spec
+    if any(fixed.decl(d) is None for d in sizes):
+        return False
+    try:
+        fixed.validate(inputs.size)
+    except SpecError:
+        return False
+    return True
+
+
+def _traced_at(sizes: Mapping[InputDim, int], inputs: Inputs) -> str:
+    moved = ", ".join(f"{d} = {n} (example {inputs.size(d)})" for d, n in sizes.items() if inputs.size(d) != n)
+    return (f"(traced at a larger example, {moved}: torch never traces sizes 0 and 1 dynamic; "
+            "zero_one_examples='raise' traces the example as given)")
+
+
+def run_larger(exporter: E, spec: Spec, run: Callable[[E], SymshapeProgram]) -> tuple[SymshapeProgram | None, int]:
+    """The program ``run`` builds at a larger example when ``spec`` declares a dim dynamic
+    whose example size is 0/1 (:func:`zero_one_dims`), with its warning and trace counts,
+    and the number of traces spent; the program is None when there is no such dim, or no
+    larger example gives a program that keeps it (a ``Dim.AUTO`` dim must also admit its
+    example size: AUTO may be static instead)."""
+    dims = zero_one_dims(spec, exporter.inputs)
+    if not dims:
+        return None, 0
+    with warnings.catch_warnings(record=True) as caught:  # a program not returned warns of nothing
+        done = _at_larger(exporter, spec, dims, run)
+    if done.result is None:
+        _reemit(caught, keep_symshape=False)
+        return None, done.failed
+    ep: SymshapeProgram = done.result
+    ranges = ep.symshape.ranges
+    inputs = exporter.inputs
+    for d in dims:
+        decl = spec.decl(d)
+        lo, hi = ranges.get(str(d), (None, None))
+        n = inputs.size(d)
+        if decl is not None and decl.mode == "auto" and not ((lo is None or lo <= n) and (hi is None or n <= hi)):
+            _reemit(caught, keep_symshape=False)
+            return None, done.failed + 1 + int(ep.symshape.stats.get("boundary_retraces", 0))
+    notes = tuple(_note(ep, spec, d, inputs.size(d), done.sizes[d]) for d in dims)
+    boundary = int(ep.symshape.stats.get("boundary_retraces", 0))
+    moved = ", ".join(f"{d} = {n}" for d, n in done.sizes.items())
+    amend(ep, notes=notes, stats=trace_stats({f"larger example ({moved})": 1,
+                                              "larger example the model could not run": done.failed,
+                                              "boundary re-trace": boundary}))
+    _reemit(caught, keep_symshape=True)
+    for note in notes:
+        warnings.warn(note, SymshapeWarning, stacklevel=2)
+    return ep, 0
+
+
+def _reemit(caught: list[warnings.WarningMessage], *, keep_symshape: bool) -> None:
+    """Warn again what a larger example's export warned (its SymshapeWarnings only when
+    its program is the one returned)."""
+    for w in caught:
+        if keep_symshape or not issubclass(w.category, SymshapeWarning):
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno, source=w.source)
+
+
+def check_larger(exporter: E, spec: Spec, check: Callable[[E], None]) -> bool:
+    """Whether ``check`` passed at a larger example (:func:`run_larger` without the program);
+    False: there is no 0/1 dim, or the caller checks the example as given."""
+    def passed(e: E) -> bool:
+        check(e)
+        return True
+
+    dims = zero_one_dims(spec, exporter.inputs)
+    return bool(dims) and bool(_at_larger(exporter, spec, dims, passed).result)
+
+
+def trace_stats(reasons: Mapping[str, int]) -> dict[str, Any]:
+    """``stats`` entries for the traces an export made: ``traces`` (their number) and
+    ``trace_reasons`` (why -> how many; reasons with none left out).
+
+    >>> trace_stats({"example": 1, "boundary re-trace": 0})
+    {'traces': 1, 'trace_reasons': {'example': 1}}
+    """
+    kept = {why: n for why, n in reasons.items() if n}
+    return {"traces": sum(kept.values()), "trace_reasons": kept}
+
+
+def _note(ep: SymshapeProgram, spec: Spec, d: InputDim, n: int, traced: int) -> str:
+    """The warning for one 0/1 dim: what was traced, the range the program admits, and why
+    the example size is refused when it is."""
+    lo, hi = ep.symshape.ranges.get(str(d), (None, None))
+    text = (f"{d} = {n} in the example: traced at {traced}; the program admits {d} in "
+            f"[{lo if lo is not None else '-inf'}, {hi if hi is not None else 'inf'}]")
+    if (lo is None or lo <= n) and (hi is None or n <= hi):
+        return text
+    decl = spec.decl(d)
+    if n == 0:
+        return text + "; size 0 is refused (torch's size symbols are positive: symshape never claims size 0)"
+    names = {str(d)} | ({str(s) for s in decl.expr.free_symbols} if decl is not None and decl.expr is not None else set())
+    kept = [e for e in ep.symshape.zero_one if e.kind == "kept" and e.dim in names]
+    if kept:
+        return text + f"; size 1 is refused: {kept[0].rel} takes another path at {kept[0].site} ({kept[0].why})"
+    if decl is not None and _declared_lo(spec, decl) > n:
+        return text + f"; size {n} is below the declared minimum {_declared_lo(spec, decl)} ({decl.text})"
+    return text + f"; size {n} is refused (the program's range)"

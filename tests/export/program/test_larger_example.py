@@ -1,0 +1,173 @@
+"""One call, one right program for a size-0/1 example on a dim declared dynamic (issue 21,
+item 1): ``export`` traces once at a larger example built from the user's and returns the
+dynamic program (``zero_one_examples="trace_larger"``, the default); the 0/1 evidence decides
+whether size 1 is admitted; ``zero_one_examples="raise"`` keeps torch's error. Real torch."""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import pytest
+import torch
+from torch.export import Dim
+
+import export
+from export import api
+
+
+def _export(model: Any, args: tuple[Any, ...], **kw: Any) -> tuple[Any, list[str]]:
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        ep = export.export(model, args, **kw)
+    return ep, [str(w.message) for w in caught if issubclass(w.category, export.SymshapeWarning)]
+
+
+def _like_eager(ep: Any, model: Any, *args: torch.Tensor) -> bool:
+    return torch.allclose(ep.module()(*args), model(*args), atol=1e-5)
+
+
+@pytest.fixture
+def traces(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
+    """One entry per routed trace (True: a boundary re-trace)."""
+    out: list[bool] = []
+    real = api.Exporter.trace
+
+    def counted(self: Any, spec: Any, *, keep_zero_one: bool = False) -> Any:
+        out.append(keep_zero_one)
+        return real(self, spec, keep_zero_one=keep_zero_one)
+
+    monkeypatch.setattr(api.Exporter, "trace", counted)
+    return out
+
+
+class Conv(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv = torch.nn.Conv2d(3, 4, 3, padding=1)
+        self.head = torch.nn.Linear(4, 2)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.head(torch.relu(self.conv(x)).mean((2, 3)))
+
+
+def _mlp() -> torch.nn.Module:
+    return torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.ReLU(), torch.nn.Linear(16, 4))
+
+
+def _encoder() -> torch.nn.Module:
+    torch.manual_seed(0)
+    return torch.nn.TransformerEncoderLayer(16, 2, dim_feedforward=32, dropout=0.0, batch_first=True).eval()
+
+
+MODELS = [
+    ("mlp", _mlp, (8,), "input"),
+    ("conv", Conv, (3, 6, 6), "x"),
+    ("transformer_encoder_layer", _encoder, (5, 16), "src"),
+]
+
+
+@pytest.mark.parametrize("name, make, rest, arg", MODELS, ids=[m[0] for m in MODELS])
+def test_a_batch_1_example_exports_the_dynamic_program_in_one_call(name, make, rest, arg, traces) -> None:
+    model = make()
+    ep, notes = _export(model, (torch.randn(1, *rest),), dynamic_shapes={arg: {0: Dim("batch")}})
+    assert ep.symshape.ranges[f"{arg}.size(0)"] == (1, None)
+    assert notes[-1] == (f"{arg}.size(0) = 1 in the example: traced at 2; the program admits "
+                         f"{arg}.size(0) in [1, inf]")
+    assert notes[-1] in ep.symshape.warnings
+    assert traces.count(False) == 1  # one trace, at the larger example (no failing trace first)
+    assert ep.symshape.stats["traces"] == len(traces)
+    assert ep.symshape.stats["trace_reasons"][f"larger example ({arg}.size(0) = 2)"] == 1
+    with torch.no_grad():
+        for b in (1, 2, 5):
+            assert _like_eager(ep, model, torch.randn(b, *rest)), b
+
+
+def test_the_option_raise_reproduces_torchs_error(traces) -> None:
+    model, x = _mlp(), torch.randn(1, 8)
+    with pytest.raises(export.ConstraintViolationError) as info:
+        export.export(model, (x,), dynamic_shapes={"input": {0: Dim("batch")}}, zero_one_examples="raise")
+    assert "input.size(0) was specialized to 1" in str(info.value)
+    assert info.value.fixes.larger_example == {"input.size(0)": 2}
+    assert len(traces) == 3  # the failing export, the probe, the static fix's verification
+    with pytest.raises(export.InputError, match="zero_one_examples must be"):
+        export.export(model, (x,), dynamic_shapes={"input": {0: Dim("batch")}}, zero_one_examples="never")
+
+
+class Pair(torch.nn.Module):
+    def forward(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        return x.sum(0) + y.reshape(-1, 2, 3).sum((0, 1))
+
+
+def test_a_derived_dim_is_enlarged_with_its_root() -> None:
+    b = Dim("b")
+    model, x, y = Pair(), torch.randn(1, 3), torch.randn(2, 3)
+    ep, notes = _export(model, (x, y), dynamic_shapes={"x": {0: b}, "y": {0: 2 * b}})
+    assert ep.symshape.ranges["x.size(0)"] == (1, None) and ep.symshape.ranges["y.size(0)"] == (2, None)
+    assert notes == ["x.size(0) = 1 in the example: traced at 2; the program admits x.size(0) in [1, inf]"]
+    for n in (1, 2, 5):
+        assert _like_eager(ep, model, torch.randn(n, 3), torch.randn(2 * n, 3))
+
+
+@pytest.mark.parametrize("hint", [Dim.AUTO, Dim.DYNAMIC], ids=["auto", "dynamic"])
+def test_auto_and_dynamic_hints_stay_dynamic(hint) -> None:
+    model = _mlp()
+    ep, notes = _export(model, (torch.randn(1, 8),), dynamic_shapes={"input": {0: hint}})
+    assert ep.symshape.ranges["input.size(0)"] == (1, None)
+    assert notes == ["input.size(0) = 1 in the example: traced at 2; the program admits input.size(0) in [1, inf]"]
+    for b in (1, 2, 5):
+        assert _like_eager(ep, model, torch.randn(b, 8))
+
+
+def test_auto_stays_static_when_the_model_needs_size_1() -> None:
+    """AUTO may be static: no larger example runs ``view(3)``, so the example is traced as given."""
+    ep, notes = _export(lambda x: x.view(3) * 2, (torch.randn(1, 3),), dynamic_shapes={"x": {0: Dim.AUTO}})
+    assert ep.symshape.ranges["x.size(0)"] == (1, 1)
+    assert len(notes) == 1 and "(Dim.AUTO) became static 1" in notes[0]
+    assert ep.symshape.stats["trace_reasons"]["example"] == 1
+
+
+def test_classic_dynamic_dim_exports_its_declared_range() -> None:
+    """A classic dynamic dim ranges from 2: the program is that range, the note says why 1 is refused."""
+    model, x = _mlp(), torch.randn(1, 8)
+    ep, notes = _export(model, (x,), constraints=[export.dynamic_dim(x, 0)])
+    assert ep.symshape.ranges["input.size(0)"][0] == 2
+    assert "below the declared minimum 2 (dynamic_dim(input, 0))" in notes[-1]
+    for b in (2, 5):
+        assert _like_eager(ep, model, torch.randn(b, 8))
+    with pytest.raises(export.InputError, match="outside the declared range"):  # torch's semantics: refused
+        export.export(model, (x,), constraints=[export.dynamic_dim(x, 0)], zero_one_examples="raise")
+
+
+def test_size_1_on_another_path_keeps_the_floor_and_the_warning_names_the_line() -> None:
+    def eq1(x: torch.Tensor) -> torch.Tensor:
+        return x * 2 if x.shape[0] == 1 else x + 1
+
+    ep, notes = _export(eq1, (torch.randn(1, 3),), dynamic_shapes={"x": {0: Dim("b")}})
+    assert ep.symshape.ranges["x.size(0)"] == (2, None)
+    note = notes[-1]
+    assert note.startswith("x.size(0) = 1 in the example: traced at 2; the program admits x.size(0) in [2, inf]; "
+                           "size 1 is refused: x.size(0) == 1 takes another path at ")
+    assert "test_larger_example.py" in note and "if x.shape[0] == 1" in note
+    assert _like_eager(ep, eq1, torch.randn(4, 3))
+    with pytest.raises(Exception, match="must be >= 2"):
+        ep.module()(torch.randn(1, 3))
+
+
+def test_size_0_is_traced_larger_and_never_admitted() -> None:
+    ep, notes = _export(lambda x: x * 2, (torch.randn(0, 3),), dynamic_shapes={"x": {0: Dim("n")}})
+    assert ep.symshape.ranges["x.size(0)"] == (1, None)
+    assert notes[-1].endswith("size 0 is refused (torch's size symbols are positive: symshape never claims size 0)")
+
+
+def test_a_broadcast_against_a_static_dim_falls_back_to_the_error() -> None:
+    """The larger example cannot be traced dynamic (x.size(0) must be 1 or 3): the user's example
+    is traced as given and the error names the broadcast; no larger-example program exists."""
+    def add(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        return x + y
+
+    with pytest.raises(export.ConstraintViolationError) as info:
+        export.export(add, (torch.randn(1, 4), torch.randn(3, 4)), dynamic_shapes={"x": {0: Dim("b")}, "y": None})
+    text = str(info.value)
+    assert "x.size(0) broadcasts against a static dim of size 3" in text
+    assert info.value.fixes.larger_example_program is None and info.value.fixes.verified

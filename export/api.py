@@ -181,7 +181,7 @@ def export(
     """
     opts = TorchOptions.of(strict, preserve_module_call_signature, prefer_deferred_runtime_asserts_over_guards,
                            torch_options)
-    exporter = Exporter.of(f, args, kwargs, opts, zero_one_examples=check_mode(zero_one_examples))
+    exporter = Exporter.of(f, args, kwargs, opts, zero_one_examples=zero_one_examples)
     spec = _spec_of(exporter.inputs, constraints, resolve_dynamic_shapes(f, args, kwargs, dynamic_shapes))
     ep = exporter.run(spec)
     _verify_additional(dynamic_shapes, ep)
@@ -254,8 +254,8 @@ class Exporter:
            options: TorchOptions | None = None, *, zero_one_examples: str = TRACE_LARGER) -> Exporter:
         """``f`` on ``args``/``kwargs`` (InputError when they do not fit its signature);
         ``zero_one_examples`` as :func:`export` takes it."""
-        return Exporter(f, args, kwargs, options or TorchOptions(), Inputs.bind(f, args, kwargs),
-                        check_mode(zero_one_examples))
+        mode = check_mode(zero_one_examples)  # before the inputs: a bad option is named first, as before
+        return Exporter(f, args, kwargs, options or TorchOptions(), Inputs.bind(f, args, kwargs), mode)
 
     def with_example(self, args: tuple[Any, ...], kwargs: dict[str, Any] | None) -> Exporter:
         """The same export (``f``, options) on other example inputs."""

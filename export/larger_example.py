@@ -182,15 +182,15 @@ def run_larger(exporter: E, spec: Spec, run: Callable[[E], SymshapeProgram]) -> 
     ep: SymshapeProgram = done.result
     ranges = ep.symshape.ranges
     inputs = exporter.inputs
+    boundary = int(ep.symshape.stats.get("boundary_retraces", 0))
     for d in dims:
         decl = spec.decl(d)
         lo, hi = ranges.get(str(d), (None, None))
         n = inputs.size(d)
         if decl is not None and decl.mode == "auto" and not ((lo is None or lo <= n) and (hi is None or n <= hi)):
             _reemit(caught, keep_symshape=False)
-            return None, done.failed + 1 + int(ep.symshape.stats.get("boundary_retraces", 0))
+            return None, done.failed + 1 + boundary
     notes = tuple(_note(ep, spec, d, inputs.size(d), done.sizes[d]) for d in dims)
-    boundary = int(ep.symshape.stats.get("boundary_retraces", 0))
     moved = ", ".join(f"{d} = {n}" for d, n in done.sizes.items())
     amend(ep, notes=notes, stats=trace_stats({f"larger example ({moved})": 1,
                                               "larger example the model could not run": done.failed,

@@ -112,10 +112,6 @@ def _placeholder_names(ep: ExportedProgram, inputs: Inputs) -> dict[str, str]:
     return {leaf.name: name for leaf, name in zip(leaves, user)}
 
 
-def _bound_text(lo: int | None, hi: int | None) -> str:
-    return f"[{lo if lo is not None else '-inf'}, {hi if hi is not None else 'inf'}]"
-
-
 def finish(ep: ExportedProgram, trace: Trace, zero_one: ZeroOne = NOTHING) -> SymshapeProgram:
     """Write the solver's conclusions into ``ep`` and return it as a SymshapeProgram. The
     trace must know every symbol of ``ep.range_constraints``

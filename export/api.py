@@ -6,6 +6,7 @@ import contextlib
 import functools
 import inspect
 import io
+import logging
 import sys
 import warnings
 from collections.abc import Callable, Mapping, Sequence
@@ -34,6 +35,9 @@ from shapes.spec import InputDim, Spec
 from solver import HintMismatchError
 
 __all__ = ["export", "traced", "Exporter", "TorchOptions", "dynamic_dim", "constrain_as_size", "constrain_as_value"]
+
+_log = logging.getLogger("symshape")
+"""Progress of the steps that trace again (the CLI prints it; ``logging`` users may too)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -350,6 +354,8 @@ class Exporter:
     def _boundary(self, spec: Spec, sizes: Mapping[InputDim, int]) -> tuple[ExportedProgram, Trace] | None:
         """A boundary re-trace (:data:`export.program.zero_one.Boundary`): ``spec`` on the
         example with ``sizes``, 0/1 kept symbolic; None when it fails."""
+        _log.info("re-tracing with sizes 0/1 kept symbolic (%s): does size 1 take the traced path?",
+                  ", ".join(f"{d} = {n}" for d, n in sizes.items()))
         try:
             b_args, b_kwargs = enlarged_inputs(self.inputs, self.args, self.kwargs, sizes)
             return self.with_example(b_args, b_kwargs).trace(spec, keep_zero_one=True)

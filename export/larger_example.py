@@ -23,6 +23,7 @@ batch dynamic, and re-exporting with them traces at the larger example again).
 
 from __future__ import annotations
 
+import logging
 import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -38,6 +39,9 @@ from shapes.spec import DimDecl, InputDim, Spec
 
 __all__ = ["MODES", "TRACE_LARGER", "RAISE", "check_mode", "zero_one_dims", "run_larger", "check_larger",
            "trace_stats"]
+
+_log = logging.getLogger("symshape")
+"""Progress of the steps that trace again (the CLI prints it; ``logging`` users may too)."""
 
 TRACE_LARGER = "trace_larger"
 RAISE = "raise"
@@ -129,6 +133,9 @@ def _at_larger(exporter: E, spec: Spec, dims: list[InputDim], step: Callable[[E]
             larger = exporter.with_example(args, kwargs)
         except Exception:  # noqa: BLE001 - an example that cannot be built is skipped
             continue
+        _log.info("%s in the example: tracing at a larger one (%s)",
+                  ", ".join(f"{d} = {exporter.inputs.size(d)}" for d in dims),
+                  ", ".join(f"{d} = {n}" for d, n in sizes.items()))
         try:
             return _Done(step(larger), sizes, failed)
         except ConstraintViolationError as e:

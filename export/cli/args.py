@@ -8,6 +8,8 @@ from a fixed spec to ``--dynamic`` flags).
 DynamicArg(name='x', dim=0, dim_name='batch', lo=2, hi=64, text='x:0:batch:2:64')
 >>> parse_dynamic("y['a:b']:-1:seq").name
 "y['a:b']"
+>>> parse_example("x:0:4")
+ExampleArg(name='x', dim=0, size=4, text='x:0:4')
 >>> parse_path("d[0].w['k']")
 ('d', (('item', 0), ('attr', 'w'), ('item', 'k')))
 """
@@ -27,10 +29,11 @@ from export import _torch_compat as tc
 from export.spec.inputs import Inputs, Leaf
 from export.spec.dynamic_shapes import dynamic_shapes_tree, torch_derived
 from shapes.affine import Affine, parse_affine
-from shapes.spec import ClassicRecord, dynamic_dim
+from shapes.spec import ClassicRecord, InputDim, dynamic_dim
 
-__all__ = ["PROG", "HINTS", "UsageError", "DynamicArg", "Path", "build_parser", "parse_dynamic", "parse_path",
-           "root_name", "affine_dim", "dynamic_shapes_of", "constraints_of"]
+__all__ = ["PROG", "HINTS", "UsageError", "DynamicArg", "ExampleArg", "Path", "build_parser", "parse_dynamic",
+           "parse_example", "parse_path", "root_name", "affine_dim", "dynamic_shapes_of", "constraints_of",
+           "example_sizes"]
 
 PROG = "symshape"
 HINTS = ("auto", "static", "dynamic")
@@ -80,6 +83,10 @@ def build_parser() -> argparse.ArgumentParser:
     ex.add_argument("--constraint", "-c", action="append", default=[], metavar="TEXT",
                     help="a classic constraint, e.g. 'dynamic_dim(x, 0) <= 64', 'x.shape[0] == y.shape[0]' "
                          "or '2 <= x.size(1) <= 512' (the classic API: not together with --dynamic)")
+    ex.add_argument("--example", "-e", action="append", default=[], metavar="NAME:DIM:SIZE",
+                    help="trace with dim DIM of the example tensor NAME resized to SIZE (its data repeated), "
+                         "e.g. x:0:4 for a factory whose example has batch 1; give one flag per tensor dim "
+                         "that must keep matching another")
     ex.add_argument("--strict", action="store_true", help="trace with torch.export's strict mode (dynamo)")
     ex.add_argument("--zero-one-examples", choices=("trace_larger", "raise"), default="trace_larger",
                     help="an example of size 0/1 on a dim declared dynamic: trace at a larger example built "
@@ -140,14 +147,14 @@ def _split_top(text: str) -> list[str]:
     return parts
 
 
-def _int_field(value: str, what: str, spec: str, *, allow_inf: bool = False) -> int | None:
+def _int_field(value: str, what: str, spec: str, *, allow_inf: bool = False, flag: str = "--dynamic") -> int | None:
     value = value.strip()
     if value == "" or (allow_inf and value.lower() in ("inf", "none")):
         return None
     try:
         return int(value)
     except ValueError:
-        raise UsageError(f"--dynamic {spec}: {what} must be an integer, got {value!r}") from None
+        raise UsageError(f"{flag} {spec}: {what} must be an integer, got {value!r}") from None
 
 
 def parse_dynamic(spec: str) -> DynamicArg:
@@ -177,6 +184,32 @@ def parse_dynamic(spec: str) -> DynamicArg:
     if lo is not None and hi is not None and lo > hi:
         raise UsageError(f"--dynamic {spec}: MIN {lo} > MAX {hi}")
     return DynamicArg(name, dim, dim_name, lo, hi, spec)
+
+
+@dataclass(frozen=True, slots=True)
+class ExampleArg:
+    """One ``--example NAME:DIM:SIZE``."""
+
+    name: str
+    dim: int
+    size: int
+    text: str
+
+
+def parse_example(spec: str) -> ExampleArg:
+    """Parse ``NAME:DIM:SIZE`` (syntax only; names are checked against the inputs)."""
+    parts = _split_top(spec)
+    if len(parts) != 3:
+        raise UsageError(f"--example {spec}: expected NAME:DIM:SIZE, e.g. x:0:4")
+    name = parts[0].strip()
+    parse_path(name, f"--example {spec}")
+    dim = _int_field(parts[1], "DIM (the dim index)", spec, flag="--example")
+    size = _int_field(parts[2], "SIZE", spec, flag="--example")
+    if dim is None or size is None:
+        raise UsageError(f"--example {spec}: expected NAME:DIM:SIZE, e.g. x:0:4")
+    if size < 0:
+        raise UsageError(f"--example {spec}: SIZE must be >= 0, got {size}")
+    return ExampleArg(name, dim, size, spec)
 
 
 def affine_dim(text: str) -> Affine | None:
@@ -308,6 +341,19 @@ def dynamic_shapes_of(inputs: Inputs, specs: Sequence[DynamicArg]) -> tuple[dict
         per_leaf.setdefault(leaf.name, {})[dim] = value
         labels[(leaf.name, dim)] = s.dim_name
     return dynamic_shapes_tree(inputs, per_leaf), labels
+
+
+def example_sizes(inputs: Inputs, specs: Sequence[ExampleArg]) -> dict[InputDim, int]:
+    """The example dims the ``--example`` flags resize, and their new sizes."""
+    sizes: dict[InputDim, int] = {}
+    for s in specs:
+        where = f"--example {s.text}"
+        leaf = _resolve_leaf(inputs, s.name, where)
+        d = InputDim(leaf.name, _check_dim(leaf, s.dim, where))
+        if d in sizes and sizes[d] != s.size:
+            raise UsageError(f"{where}: {d} is resized twice ({sizes[d]} and {s.size})")
+        sizes[d] = s.size
+    return sizes
 
 
 _CMP = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "=="}

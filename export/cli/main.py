@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import io
 import json
 import logging
@@ -24,7 +25,8 @@ from typing import Any, TextIO
 
 from export.api import export as run_export
 from export.program.analysis import Analysis, analyse
-from export.cli.args import UsageError, build_parser, constraints_of, dynamic_shapes_of, parse_dynamic
+from export.cli.args import (UsageError, build_parser, constraints_of, dynamic_shapes_of, example_sizes,
+                             parse_dynamic, parse_example)
 from export.cli.graph import constraint_graph, to_dot
 from export.cli.loading import Loaded, exception_line, loaded_model, split_target
 from export.cli.replay import run_replay
@@ -37,8 +39,10 @@ from export.errors import (
     SymshapeWarning,
     UnsupportedTorchVersionError,
 )
+from export.diagnose.probe import enlarged_inputs
 from export.spec.inputs import Inputs
 from export.program.exported import SymshapeProgram, save
+from shapes.spec import InputDim
 
 __all__ = ["main", "Failed", "EXIT_OK", "EXIT_VIOLATION", "EXIT_USAGE", "EXIT_FAILED"]
 
@@ -133,6 +137,7 @@ def _write_text(path: str, text: str, what: str) -> None:
 
 def _cmd_export(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     dyn = [parse_dynamic(s) for s in args.dynamic]
+    examples = [parse_example(s) for s in args.example]
     if dyn and args.constraint:
         raise UsageError("use either --dynamic (Dim API) or --constraint (classic API), not both")
     path, factory = split_target(args.target)
@@ -145,6 +150,8 @@ def _cmd_export(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             inputs = Inputs.bind(loaded.model, loaded.args, loaded.kwargs)
         except InputError as e:
             raise UsageError(str(e)) from None
+        if examples:
+            loaded, inputs = _resized_example(loaded, inputs, example_sizes(inputs, examples), progress)
         if dyn:
             dynamic_shapes, labels = dynamic_shapes_of(inputs, dyn)
             spec_kw: dict[str, Any] = {"dynamic_shapes": dynamic_shapes}
@@ -157,7 +164,8 @@ def _cmd_export(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         progress.say(f"exporting {what} (tracing{', strict' if args.strict else ''}, "
                      f"{len(labels)} dynamic dim{'s' if len(labels) != 1 else ''})")
         noted: list[str] = []
-        ep, error = _export(loaded, spec_kw, args, err, noted)
+        with _progress_lines(progress):
+            ep, error = _export(loaded, spec_kw, args, err, noted)
         elapsed = progress.elapsed()
         progress.say("exported" if ep is not None else
                      f"export failed: {'constraint violations' if isinstance(error, ConstraintViolationError) else 'data-dependent branch'}")
@@ -174,6 +182,51 @@ def _cmd_export(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     else:
         print_report(doc, error, out)
     return EXIT_OK if ep is not None else EXIT_VIOLATION
+
+
+def _resized_example(loaded: Loaded, inputs: Inputs, sizes: dict[InputDim, int], progress: _Progress
+                     ) -> tuple[Loaded, Inputs]:
+    """The factory's example with the ``--example`` dims resized (data repeated), bound again."""
+    moved = ", ".join(f"{d} = {inputs.size(d)} -> {n}" for d, n in sizes.items())
+    try:
+        args, kwargs = enlarged_inputs(inputs, loaded.args, loaded.kwargs, sizes)
+        resized = dataclasses.replace(loaded, args=args, kwargs=kwargs or {})
+        bound = Inputs.bind(resized.model, resized.args, resized.kwargs)
+    except Exception as e:  # noqa: BLE001 - a tensor that cannot be resized: the flag is at fault
+        raise UsageError(f"--example: cannot resize the example ({moved}): {exception_line(e)}") from None
+    progress.say(f"example resized: {moved}")
+    return resized, bound
+
+
+class _ProgressHandler(logging.Handler):
+    """The library's progress (logger ``symshape``) as progress lines."""
+
+    def __init__(self, progress: _Progress) -> None:
+        super().__init__(logging.INFO)
+        self.progress = progress
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.progress.say(record.getMessage())
+
+
+@contextlib.contextmanager
+def _progress_lines(progress: _Progress) -> Iterator[None]:
+    """While exporting, each step that traces again (a larger example, the boundary re-trace, the
+    fix's verification) is a progress line: ``symshape: verifying the suggested fix ... [3.2s]``."""
+    if not progress.enabled:
+        yield
+        return
+    logger = logging.getLogger("symshape")
+    handler, level, propagate = _ProgressHandler(progress), logger.level, logger.propagate
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+    logger.propagate = False
+    try:
+        yield
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(level)
+        logger.propagate = propagate
 
 
 @contextlib.contextmanager

@@ -88,6 +88,11 @@ def print_report(doc: Mapping[str, Any], error: Any, out: TextIO) -> None:
         p("Relations:")
         for r in doc["relations"]:
             p(f"  {r}")
+    if doc.get("congruences"):
+        p("")
+        p("Congruences:")
+        for c in doc["congruences"]:
+            p(f"  {c}")
     if doc.get("assumptions"):
         p("")
         p("Trace assumptions (what torch took for granted while tracing; an exported program keeps, "

@@ -9,6 +9,7 @@ against that dim: it is a static 1, or it follows the other dim).
 
 from __future__ import annotations
 
+import logging
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -26,6 +27,9 @@ from export.tracing.trace import Trace
 from shapes.spec import InputDim, Spec
 
 __all__ = ["ProbeResult", "candidate_sizes", "enlarged_inputs", "probe_specializations"]
+
+_log = logging.getLogger("symshape")
+"""Progress of the steps that trace again (the CLI prints it; ``logging`` users may too)."""
 
 
 @dataclass(frozen=True)
@@ -113,6 +117,7 @@ def probe_specializations(trace: Trace, dims: list[InputDim], exporter: ReExport
             new_args, new_kwargs = enlarged_inputs(inputs, exporter.args, exporter.kwargs, sizes)
         except Exception:  # noqa: BLE001 - a probe that cannot be built is skipped
             continue
+        _log.info("probing a larger example: %s", ", ".join(f"{d} = {n}" for d, n in sizes.items()))
         try:
             program = offered(exporter.with_example(new_args, new_kwargs), spec)
             return ProbeResult(sizes, True, {}, program)

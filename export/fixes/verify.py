@@ -12,6 +12,7 @@ nothing re-exported, nothing verified) and hand back
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Mapping, Sequence
 
 from export.errors import ConstraintViolationError, ExportError
@@ -26,6 +27,9 @@ from shapes.spec import InputDim
 from solver import CheckFix, Fact, Fixes, SpecializeFix, suggest
 
 __all__ = ["static_fixes", "suggest_fixes"]
+
+_log = logging.getLogger("symshape")
+"""Progress of the steps that trace again (the CLI prints it; ``logging`` users may too)."""
 
 
 def static_fixes(trace: Trace, exporter: ReExporter | None, dims: list[InputDim],
@@ -110,7 +114,8 @@ def _verified(trace: Trace, fixed: FixedSpec,
     (at most three rounds): the last fix, whether it re-exported, and the program it gave."""
     if exporter is None:
         return fixed, False, None
-    for _ in range(3):
+    for round_ in range(1, 4):
+        _log.info("verifying the suggested fix: re-exporting with it%s", f" (round {round_})" if round_ > 1 else "")
         try:
             return fixed, True, verify(fixed, trace.inputs, exporter)
         except ConstraintViolationError as e:

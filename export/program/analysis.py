@@ -19,7 +19,7 @@ from shapes.spec import InputDim, classic_name, open_max
 from solver import Solver
 from solver.service import from_json
 
-__all__ = ["Analysis", "analyse", "INPUT_DIM", "range_text", "internal_roots"]
+__all__ = ["Analysis", "analyse", "INPUT_DIM", "range_text", "internal_roots", "congruence_texts"]
 
 INPUT_DIM = re.compile(r"^(?P<leaf>.+)\.size\((?P<dim>\d+)\)$")
 """A solver symbol's source naming an input dim: ``x.size(0)``."""
@@ -38,6 +38,11 @@ def range_text(lo: int | None, hi: int | None) -> str:
     """
     hi = open_max(hi)
     return f"[{'-inf' if lo is None else lo}, {'inf' if hi is None else hi}]"
+
+
+def congruence_texts(solver: Solver, names: Mapping[Any, str]) -> tuple[str, ...]:
+    """Each congruence ``solver`` knows, in ``names``' words: ``x.size(1) % 8 == 0``."""
+    return tuple(f"{names.get(sym, str(sym))} % {m} == {r}" for sym, m, r in solver.congruences())
 
 
 def internal_roots(solver: Solver) -> dict[Any, str]:

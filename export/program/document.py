@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from export.errors import ConstraintViolationError, DataDependentError
-from export.program.analysis import Analysis, analyse
+from export.program.analysis import Analysis, analyse, congruence_texts
 from export.spec.render import render_flags
 from shapes.spec import open_max
 
@@ -26,7 +26,7 @@ __all__ = ["SCHEMA", "KEYS", "CLI_KEYS", "STATUSES", "document", "program_docume
 SCHEMA = "symshape.report/1"
 """The document's ``schema`` field: the form's name and version (a new version changes keys)."""
 
-KEYS = ("schema", "status", "message", "ranges", "classes", "relations", "assumptions", "warnings",
+KEYS = ("schema", "status", "message", "ranges", "classes", "relations", "congruences", "assumptions", "warnings",
         "violations", "fixes", "zero_one", "stats", "problem")
 """Every document has these keys, whatever its status."""
 
@@ -36,18 +36,20 @@ CLI_KEYS = ("target", "inputs", "elapsed_seconds", "out", "out_note", "graph")
 STATUSES = ("exported", "violations", "data_dependent", "replayed", "error")
 
 STATS_KEYS = ("symbols", "facts", "guards", "violations", "asked", "routed", "to_torch", "solver_seconds",
-              "boundary_retraces", "stages")
+              "boundary_retraces", "traces", "trace_reasons", "stages")
 
 
 def document(status: str, message: str | None = None, *, ranges: Mapping[str, Sequence[int | None]] | None = None,
-              classes: Sequence[Sequence[str]] = (), relations: Sequence[str] = (), assumptions: Sequence[str] = (),
+              classes: Sequence[Sequence[str]] = (), relations: Sequence[str] = (), congruences: Sequence[str] = (),
+              assumptions: Sequence[str] = (),
               warnings: Sequence[str] = (), violations: Sequence[Mapping[str, Any]] = (),
               fixes: Mapping[str, Any] | None = None, zero_one: Sequence[Mapping[str, Any]] = (),
               stats: Mapping[str, Any] | None = None, problem: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """A document with every key of :data:`KEYS` (empty where no value is given)."""
     doc = {"schema": SCHEMA, "status": status, "message": message,
            "ranges": {k: [lo, open_max(hi)] for k, (lo, hi) in (ranges or {}).items()},
-           "classes": [list(c) for c in classes], "relations": list(relations), "assumptions": list(assumptions),
+           "classes": [list(c) for c in classes], "relations": list(relations), "congruences": list(congruences),
+           "assumptions": list(assumptions),
            "warnings": list(warnings), "violations": [dict(v) for v in violations],
            "fixes": None if fixes is None else dict(fixes), "zero_one": [dict(e) for e in zero_one],
            "stats": _stats(stats or {}, problem, len(violations)), "problem": problem}
@@ -67,6 +69,8 @@ def _stats(given: Mapping[str, Any], problem: Mapping[str, Any] | None, violatio
     for key in ("asked", "routed", "to_torch", "boundary_retraces"):
         out[key] = int(given.get(key, 0))
     out["solver_seconds"] = float(given.get("solver_seconds", 0.0))
+    out["traces"] = int(given["traces"]) if "traces" in given else None  # None: not counted (a replay)
+    out["trace_reasons"] = {str(k): int(v) for k, v in dict(given.get("trace_reasons", {})).items()}
     out["stages"] = dict(given.get("stages", {}))
     return {k: out[k] for k in STATS_KEYS}
 
@@ -81,7 +85,7 @@ def _parsed(problem: str | None) -> dict[str, Any] | None:
 def program_document(report: Any) -> dict[str, Any]:
     """An exported program's report (``ep.symshape``, an :class:`export.program.exported.Report`)."""
     return document("exported", None, ranges=report.ranges, classes=report.classes, relations=report.relations,
-                     assumptions=report.assumptions, warnings=report.warnings,
+                     congruences=report.congruences, assumptions=report.assumptions, warnings=report.warnings,
                      zero_one=[dataclasses.asdict(e) for e in report.zero_one], stats=report.stats,
                      problem=_parsed(report.problem))
 
@@ -99,6 +103,7 @@ def solver_fields(analysis: Analysis | None) -> dict[str, Any]:
         return {}
     return {"ranges": {analysis.names[s]: analysis.bounds(s) for s in analysis.input_dims},
             "classes": analysis.class_names(), "relations": [analysis.text(r) for r in analysis.relations()],
+            "congruences": congruence_texts(analysis.solver, analysis.names),
             "assumptions": [f"{f.reason.text}: {f.reason.op}" for f in analysis.solver.facts
                             if f.reason.kind == "trace_assumption"]}
 

@@ -28,7 +28,7 @@ from export.errors import ArchiveError, SymshapeWarning
 from export.program.floor_policy import floor_policy
 from export.spec.inputs import Inputs
 from export.tracing.trace import Trace, problem_json, trace_stats
-from export.program.analysis import internal_roots
+from export.program.analysis import congruence_texts, internal_roots
 from export.program.zero_one import NOTHING, ZeroOne, ZeroOneEvidence
 from shapes.printing import to_python
 from shapes.spec import InputDim
@@ -53,6 +53,9 @@ class Report:
     zero_one: tuple[ZeroOneEvidence, ...] = ()
     """Per decision that relied on a dim being >= 2: the evidence that size 1 is still
     right (``site`` / ``retrace``) or why the dim keeps the floor (``kept``)."""
+    congruences: tuple[str, ...] = ()
+    """Divisibility the program's dims need beyond what their Dims say (``x.size(1) % 8 == 0``:
+    a ``Dim.AUTO`` the model made a multiple of 8)."""
 
     def to_dict(self) -> dict[str, Any]:
         """The report's JSON document (``"schema": "symshape.report/1"``, status ``exported``;
@@ -64,13 +67,14 @@ class Report:
         return {"ranges": {k: list(v) for k, v in self.ranges.items()}, "classes": [list(c) for c in self.classes],
                 "relations": list(self.relations), "assumptions": list(self.assumptions),
                 "stats": dict(self.stats), "problem": self.problem, "warnings": list(self.warnings),
-                "zero_one": [dataclasses.asdict(e) for e in self.zero_one]}
+                "zero_one": [dataclasses.asdict(e) for e in self.zero_one], "congruences": list(self.congruences)}
 
     @staticmethod
     def from_archived(d: Mapping[str, Any]) -> Report:
         return Report({k: (v[0], v[1]) for k, v in d["ranges"].items()}, tuple(tuple(c) for c in d["classes"]),
                       tuple(d["relations"]), tuple(d["assumptions"]), dict(d["stats"]), d.get("problem"),
-                      tuple(d.get("warnings", ())), tuple(ZeroOneEvidence(**e) for e in d.get("zero_one", ())))
+                      tuple(d.get("warnings", ())), tuple(ZeroOneEvidence(**e) for e in d.get("zero_one", ())),
+                      tuple(d.get("congruences", ())))
 
 
 class SymshapeProgram(ExportedProgram):
@@ -153,6 +157,7 @@ def finish(ep: ExportedProgram, trace: Trace, zero_one: ZeroOne = NOTHING) -> Sy
         None,
         trace.zero_one_notes + branch_warnings(trace, policy.needed),
         zero_one.evidence,
+        congruence_texts(s, shown),
     )
     for note in report.warnings:
         warnings.warn(note, SymshapeWarning, stacklevel=4)

@@ -71,3 +71,42 @@ def test_a_warning_is_in_the_report_and_the_json() -> None:
     assert "SymshapeWarning" not in err  # not a Python warning located in symshape's own code
     doc = json.loads(run("export", f"{SIMPLE}:make_branch", "-d", "x:0:b", "--json")[1])
     assert any("x.size(0) == 1 was decided False" in w for w in doc["warnings"])
+
+
+def test_example_resizes_a_dim_of_the_factorys_example(tmp_path: Path) -> None:
+    """``--example x:0:4``: the factory's batch-1 example traced at batch 4, as if the factory
+    had built it (no 0/1 example left, so no larger-example warning)."""
+    path = tmp_path / "p.pt2"
+    code, text, err = run("export", f"{SIMPLE}:make_batch1", "-d", "x:0:batch", "-e", "x:0:4", "--out", str(path))
+    assert code == 0, err
+    assert "symshape: example resized: x.size(0) = 1 -> 4" in err
+    assert "symshape: warning:" not in text
+    ep = export.load(str(path))
+    assert ep.symshape.ranges["x.size(0)"] == (1, None)
+    for batch in (1, 2, 5):
+        x = torch.randn(batch, 8)
+        assert torch.equal(ep.module()(x), x.reshape(batch, -1, 4).sum(-1))
+
+
+def test_example_flags_are_checked_like_dynamic_flags() -> None:
+    for flags, message in ((["-e", "x:0"], "expected NAME:DIM:SIZE"),
+                           (["-e", "x:0:four"], "SIZE must be an integer"),
+                           (["-e", "x:0:-1"], "SIZE must be >= 0"),
+                           (["-e", "x:2:4"], "dim 2 is out of range"),
+                           (["-e", "z:0:4"], "'z' is not an argument"),
+                           (["-e", "x:0:4", "-e", "x:0:5"], "resized twice")):
+        code, _, err = run("export", f"{SIMPLE}:make_batch1", "-d", "x:0:batch", *flags)
+        assert code == 2 and message in err, (flags, err)
+        assert "Traceback" not in err
+
+
+def test_progress_lines_name_every_step_that_traces_again() -> None:
+    """A failing export's progress says when it verifies the fix; a batch-1 example's, that it
+    traces at a larger example. ``-q`` and ``--json`` print none."""
+    _, _, err = run("export", f"{SIMPLE}:make_div8", "-d", "x:1:s")
+    assert "symshape: verifying the suggested fix: re-exporting with it [" in err, err
+    _, _, err = run("export", f"{SIMPLE}:make_batch1", "-d", "x:0:batch")
+    assert "symshape: x.size(0) = 1 in the example: tracing at a larger one (x.size(0) = 2) [" in err, err
+    for quiet in ("-q", "--json"):
+        _, _, err = run("export", f"{SIMPLE}:make_div8", "-d", "x:1:s", quiet)
+        assert "verifying" not in err, err

@@ -27,6 +27,7 @@ from export.errors import (  # noqa: E402
     DataDependentError,
     ExportError,
     InputError,
+    RefusedInputError,
     SymshapeWarning,
     UnsupportedTorchVersionError,
 )
@@ -41,6 +42,7 @@ __all__ = [
     "ExportError",
     "InputDim",
     "InputError",
+    "RefusedInputError",
     "Report",
     "SuggestedFixes",
     "SymshapeProgram",

@@ -16,6 +16,7 @@ __all__ = [
     "UnsupportedGuardError",
     "InconsistentDecisionError",
     "InputError",
+    "RefusedInputError",
     "ClassicOperatorError",
     "ConstraintViolationError",
     "DataDependentError",
@@ -56,6 +57,13 @@ class InconsistentDecisionError(ExportError, RuntimeError):
 class InputError(ExportError, ValueError):
     """The example inputs or the dynamic-shape spec are malformed; the message names the
     input and dim and says what to do. Raised before tracing starts."""
+
+
+class RefusedInputError(ExportError, RuntimeError, AssertionError):
+    """An exported program's module (``ep.module()``) refuses a call: the message says why in
+    the words of the export's causes, with the call's sizes (``x.size(1) must be divisible by 4
+    (got x.size(1) = 6)``), and torch's own failure is its ``__cause__``. A RuntimeError and
+    an AssertionError, as torch's input checks raise."""
 
 
 class ClassicOperatorError(InputError, TypeError):

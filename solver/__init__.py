@@ -39,9 +39,10 @@ from solver.fixes import (
 from solver.kernel.congruence import Congruence, solve_linear
 from solver.kernel.smt import Deadline
 from solver.records import GuardRecord, SymbolInfo, Violation
-from solver.truth import Fact, Reason, Truth
+from solver.truth import DECLARED, Fact, Reason, Truth
 
 __all__ = [
+    "DECLARED",
     "CheckFix",
     "Congruence",
     "ContradictionError",

@@ -25,6 +25,8 @@ module per concern:
 * :mod:`~export._torch_compat.program` -- :func:`shape_env_of`,
   :func:`set_range_constraints`, :func:`add_size_asserts`, frames and stacks: reading and
   writing a finished export;
+* :mod:`~export._torch_compat.refusals` -- :func:`explain_refusals`: a program's input
+  checks (``ep.module()``'s pre-hook and ``_guards_fn``) failing with the user's words;
 * :mod:`~export._torch_compat.pytree` -- pytrees (:func:`tree_flatten_with_path`,
   :func:`keystr`, :func:`key_entry` ...), torch's source names of input sizes
   (:func:`size_source`) and the kinds of ``Dim`` objects (:func:`is_dim_hint`,
@@ -73,6 +75,7 @@ from export._torch_compat.pytree import (  # noqa: E402
     tree_map_with_path,
 )
 from export._torch_compat.routing import RoutingShapeEnv  # noqa: E402
+from export._torch_compat.refusals import explain_refusals  # noqa: E402
 from export._torch_compat.spec214 import (  # noqa: E402
     decorated_dynamic_shapes,
     decorator_resolved,
@@ -125,6 +128,7 @@ __all__ = [
     "shape_env_of",
     "set_range_constraints",
     "add_size_asserts",
+    "explain_refusals",
     "dynamo_stack",
     "symbol_origin_frames",
     "value_range",

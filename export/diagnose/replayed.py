@@ -8,7 +8,7 @@ from typing import Any
 
 import sympy
 
-from export.diagnose.words import plain_words, specialized_words
+from export.program.words import plain_words, specialized_words
 from export.program.analysis import Analysis, analyse
 from export.program.document import document, solver_fields
 from export.tracing.trace import FLOOR_OP, POSITIVE_OP, SPECIALIZED_OP
@@ -49,7 +49,7 @@ def replay_violations(analysis: Analysis) -> list[dict[str, Any]]:
 
 
 def _words(analysis: Analysis, rel: Any) -> str:
-    """A guard in the words of an export's causes (:func:`export.diagnose.words.plain_words`)."""
+    """A guard in the words of an export's causes (:func:`export.program.words.plain_words`)."""
     try:
         simple = analysis.solver.simplify(rel)
         if isinstance(simple, sympy.logic.boolalg.BooleanAtom):

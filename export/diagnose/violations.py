@@ -15,7 +15,7 @@ import sympy
 
 from export.errors import ConstraintViolationError
 from export.program.document import error_document
-from export.diagnose.words import congruence_words, plain_words, specialized_words
+from export.program.words import congruence_words, plain_words, specialized_words
 from export.fixes.verify import static_fixes, suggest_fixes
 from export.diagnose.probe import probe_specializations
 from export.diagnose.redundant import irredundant

@@ -13,7 +13,7 @@ import dataclasses
 import io
 import json
 import warnings
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import IO, Any
 
@@ -24,11 +24,12 @@ from export import _torch_compat as tc
 from export.program import archive
 from export.program.document import program_document
 from export.program.branches import branch_warnings
-from export.errors import ArchiveError, SymshapeWarning
+from export.errors import ArchiveError, RefusedInputError, SymshapeWarning
 from export.program.floor_policy import floor_policy
 from export.spec.inputs import Inputs
 from export.tracing.trace import Trace, problem_json, trace_stats
-from export.program.analysis import congruence_texts, internal_roots
+from export.program.analysis import analyse, congruence_texts, internal_roots
+from export.program.refusals import input_sizes, refusal_text
 from export.program.zero_one import NOTHING, ZeroOne, ZeroOneEvidence
 from shapes.printing import to_python
 from shapes.spec import InputDim
@@ -56,6 +57,9 @@ class Report:
     congruences: tuple[str, ...] = ()
     """Divisibility the program's dims need beyond what their Dims say (``x.size(1) % 8 == 0``:
     a ``Dim.AUTO`` the model made a multiple of 8)."""
+    inputs: tuple[str | None, ...] = ()
+    """The program's user inputs in call order, by name (``x``, ``d['a']``; None: not named):
+    how a refused call's sizes are named (:mod:`export.program.refusals`)."""
 
     def to_dict(self) -> dict[str, Any]:
         """The report's JSON document (``"schema": "symshape.report/1"``, status ``exported``;
@@ -67,14 +71,15 @@ class Report:
         return {"ranges": {k: list(v) for k, v in self.ranges.items()}, "classes": [list(c) for c in self.classes],
                 "relations": list(self.relations), "assumptions": list(self.assumptions),
                 "stats": dict(self.stats), "problem": self.problem, "warnings": list(self.warnings),
-                "zero_one": [dataclasses.asdict(e) for e in self.zero_one], "congruences": list(self.congruences)}
+                "zero_one": [dataclasses.asdict(e) for e in self.zero_one], "congruences": list(self.congruences),
+                "inputs": list(self.inputs)}
 
     @staticmethod
     def from_archived(d: Mapping[str, Any]) -> Report:
         return Report({k: (v[0], v[1]) for k, v in d["ranges"].items()}, tuple(tuple(c) for c in d["classes"]),
                       tuple(d["relations"]), tuple(d["assumptions"]), dict(d["stats"]), d.get("problem"),
                       tuple(d.get("warnings", ())), tuple(ZeroOneEvidence(**e) for e in d.get("zero_one", ())),
-                      tuple(d.get("congruences", ())))
+                      tuple(d.get("congruences", ())), tuple(d.get("inputs", ())))
 
 
 class SymshapeProgram(ExportedProgram):
@@ -100,6 +105,31 @@ class SymshapeProgram(ExportedProgram):
         """The final-range solver this export judged with (classes, relations, bounds), kept
         in-process; None on a loaded program, whose report carries the solver problem as JSON."""
         return self.__dict__.get("_symshape_solver")
+
+    def module(self, *args: Any, **kwargs: Any) -> torch.fx.GraphModule:
+        """torch's ``module()``, whose refusal of a call says why in plain words: a
+        :class:`export.errors.RefusedInputError` (``x.size(1) must be divisible by 4 (got
+        x.size(1) = 6)``) from torch's ``Guard failed: ...``."""
+        module = super().module(*args, **kwargs)
+        names = self.symshape.inputs
+
+        def explain(flat: Sequence[Any]) -> str | None:
+            judged = self._judged_by()
+            return None if judged is None else refusal_text(judged, input_sizes(names, flat))
+
+        tc.explain_refusals(module, explain, RefusedInputError)
+        return module
+
+    def _judged_by(self) -> Solver | None:
+        """The solver this export was judged with; for a loaded program, its problem replayed."""
+        solver = self.symshape_solver
+        if solver is None and self.symshape.problem:
+            try:
+                solver = analyse(json.loads(self.symshape.problem)).solver
+            except Exception:  # noqa: BLE001 - no solver, no words: torch's refusal stands
+                return None
+            self.__dict__["_symshape_solver"] = solver
+        return solver
 
     def __str__(self) -> str:
         text = super().__str__()
@@ -158,10 +188,18 @@ def finish(ep: ExportedProgram, trace: Trace, zero_one: ZeroOne = NOTHING) -> Sy
         trace.zero_one_notes + branch_warnings(trace, policy.needed),
         zero_one.evidence,
         congruence_texts(s, shown),
+        _input_order(ep, names),
     )
     for note in report.warnings:
         warnings.warn(note, SymshapeWarning, stacklevel=4)
     return _attach(ep, equalities, report, s)
+
+
+def _input_order(ep: ExportedProgram, names: Mapping[str, str]) -> tuple[str | None, ...]:
+    """The user inputs' names in the order of the program's user-input placeholders."""
+    by_placeholder = {p: leaf for leaf, p in names.items()}
+    return tuple(by_placeholder.get(s.arg.name) for s in ep.graph_signature.input_specs
+                 if s.kind == torch.export.graph_signature.InputKind.USER_INPUT)
 
 
 def _relation_text(rel: Any, names: Mapping[Any, str]) -> str:

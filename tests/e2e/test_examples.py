@@ -25,7 +25,10 @@ def test_export_demo_shows_the_error_the_fix_and_a_program_that_matches_eager() 
     assert "batch=1 seq=8: matches eager: True" in text  # issue 8: batch 1 is right, so it runs
     assert "batch=2 seq=4: matches eager: True" in text
     assert "must not be 1" not in text
-    assert "seq=6 is rejected" in text
+    assert "seq=6 is rejected: RefusedInputError: the exported program refuses these inputs:" in text
+    # issue 21 item 4: the refusal reads like the cause, not torch's guard
+    assert "tokens.size(1) must be divisible by 4 (tokens.size(1) = 4 * _seq; got tokens.size(1) = 6)" in text
+    assert "Guard failed" not in text
 
 
 def test_solver_demo_shows_a_verified_fix() -> None:

@@ -19,12 +19,14 @@ from torch.export import ExportedProgram
 from export import _torch_compat as tc
 from export.spec.classic import dynamic_dim, from_constraints
 from export.diagnose.data_dependent import data_dependent_error
+from export.diagnose.kept import kept_checks
 from export.diagnose.violations import violation_error
 from export.diagnose.dynamic_hints import specialized_error
 from export.errors import ExportError, InputError, SymshapeWarning
 from export.tracing.bridge import SolverBridge
 from export.spec.inputs import Inputs, signature_of
 from export.program.exported import SymshapeProgram, amend, finish
+from export.program.refusals import CHECK, check_relations_mode
 from export.larger_example import TRACE_LARGER, check_larger, check_mode, run_larger, trace_stats
 from export.diagnose.probe import enlarged_inputs
 from export.spec.dynamic_shapes import from_dynamic_shapes, resolve_dynamic_shapes, torch_dynamic_shapes, validate
@@ -142,6 +144,7 @@ def export(
     preserve_module_call_signature: tuple[str, ...] = (),
     prefer_deferred_runtime_asserts_over_guards: bool = False,
     zero_one_examples: str = TRACE_LARGER,
+    dim_relations: str = CHECK,
     **torch_options: Any,
 ) -> SymshapeProgram:
     """Export ``f`` with every symbolic-shape decision made by symshape's solver.
@@ -176,6 +179,14 @@ def export(
       ConstraintViolationError (``Dim.AUTO``: static, with a warning); ``err.fixes``
       offers the static pin and ``err.fixes.larger_example_program``.
 
+    ``dim_relations`` says what a relation between dims that no ``Dim`` can say does
+    (``z.size(1) == x.size(1) + y.size(1)``, a product, ``M >= N``), as torch does:
+    ``"check"`` (default) keeps it as a runtime check of the program when the spec plus such
+    relations implies everything the model needs (``ep.symshape.checks``, one SymshapeWarning;
+    ``ep.module()`` refuses an input that breaks one, in those words); ``"raise"`` makes it a
+    ConstraintViolationError whose fix adds ``torch._check`` lines to the model. Ranges,
+    equalities and divisibility a ``Dim`` can say are violations either way.
+
     >>> from torch.export import Dim
     >>> ep = export(torch.nn.Linear(4, 2), (torch.randn(1, 4),), dynamic_shapes={"input": {0: Dim("b")}})
     >>> ep.symshape.ranges, ep.symshape.warnings
@@ -185,7 +196,7 @@ def export(
     """
     opts = TorchOptions.of(strict, preserve_module_call_signature, prefer_deferred_runtime_asserts_over_guards,
                            torch_options)
-    exporter = Exporter.of(f, args, kwargs, opts, zero_one_examples=zero_one_examples)
+    exporter = Exporter.of(f, args, kwargs, opts, zero_one_examples=zero_one_examples, dim_relations=dim_relations)
     spec = _spec_of(exporter.inputs, constraints, resolve_dynamic_shapes(f, args, kwargs, dynamic_shapes))
     ep = exporter.run(spec)
     _verify_additional(dynamic_shapes, ep)
@@ -252,18 +263,22 @@ class Exporter:
     options: TorchOptions
     inputs: Inputs
     zero_one_examples: str = TRACE_LARGER
+    dim_relations: str = CHECK
 
     @staticmethod
     def of(f: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any] | None = None,
-           options: TorchOptions | None = None, *, zero_one_examples: str = TRACE_LARGER) -> Exporter:
+           options: TorchOptions | None = None, *, zero_one_examples: str = TRACE_LARGER,
+           dim_relations: str = CHECK) -> Exporter:
         """``f`` on ``args``/``kwargs`` (InputError when they do not fit its signature);
-        ``zero_one_examples`` as :func:`export` takes it."""
+        ``zero_one_examples`` and ``dim_relations`` as :func:`export` takes them."""
         mode = check_mode(zero_one_examples)  # before the inputs: a bad option is named first, as before
-        return Exporter(f, args, kwargs, options or TorchOptions(), Inputs.bind(f, args, kwargs), mode)
+        relations = check_relations_mode(dim_relations)
+        return Exporter(f, args, kwargs, options or TorchOptions(), Inputs.bind(f, args, kwargs), mode, relations)
 
     def with_example(self, args: tuple[Any, ...], kwargs: dict[str, Any] | None) -> Exporter:
         """The same export (``f``, options) on other example inputs."""
-        return Exporter.of(self.f, args, kwargs, self.options, zero_one_examples=self.zero_one_examples)
+        return Exporter.of(self.f, args, kwargs, self.options, zero_one_examples=self.zero_one_examples,
+                           dim_relations=self.dim_relations)
 
     def parse(self, form: Any, classic: bool) -> Spec:
         """The Spec :func:`export` builds from ``constraints=form`` (``classic``) or
@@ -332,10 +347,11 @@ class Exporter:
         """:meth:`run` on this example as given."""
         ep, trace = self.trace(spec)
         exporter = self if diagnose else None
-        error = violation_error(trace, exporter) or specialized_error(trace, exporter)
+        kept = kept_checks(trace) if self.dim_relations == CHECK else None  # None: judge as violations
+        error = (violation_error(trace, exporter) if kept is None else None) or specialized_error(trace, exporter)
         if error is not None:
             raise error
-        return finish(ep, trace, zero_one(trace, ep, functools.partial(self._boundary, spec)))
+        return finish(ep, trace, zero_one(trace, ep, functools.partial(self._boundary, spec)), kept or ())
 
     def check(self, spec: Spec) -> None:
         """A diagnosis re-export that offers no program (a fix with checks): raises what

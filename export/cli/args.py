@@ -92,6 +92,10 @@ def build_parser() -> argparse.ArgumentParser:
                     help="an example of size 0/1 on a dim declared dynamic: trace at a larger example built "
                          "from it and export the dynamic program (trace_larger, the default), or fail as "
                          "torch does (raise)")
+    ex.add_argument("--dim-relations", choices=("check", "raise"), default="check",
+                    help="a relation between dims that no Dim can say (z == x + y, a product, M >= N): keep it "
+                         "as a runtime check of the program (check, the default, as torch does), or fail with "
+                         "constraint violations whose fix adds torch._check lines (raise)")
     ex.add_argument("--out", "-o", metavar="PATH", help="write the exported program (.pt2) when the export succeeds")
     ex.add_argument("--json", action="store_true", help="print a JSON document instead of the report")
     ex.add_argument("--graph", metavar="PATH", help="write the constraint graph of the input dims as DOT")

@@ -88,6 +88,12 @@ def print_report(doc: Mapping[str, Any], error: Any, out: TextIO) -> None:
         p("Relations:")
         for r in doc["relations"]:
             p(f"  {r}")
+    if doc.get("checks"):
+        p("")
+        p("Runtime checks (relations no Dim can say; the program refuses inputs that break them):")
+        for c in doc["checks"]:
+            p(f"  {c['relation']}" + (f"\n    at {c['origin']}" + (f": {c['code']}" if c.get("code") else "")
+                                      if c.get("origin") else ""))
     if doc.get("congruences"):
         p("")
         p("Congruences:")

@@ -20,6 +20,7 @@ from export.errors import SymshapeWarning
 from export.fixes.apply import FixedSpec
 from export.spec.inputs import Inputs
 from export.program.exported import SymshapeProgram
+from export.program.refusals import CHECK
 from export.spec.dynamic_shapes import torch_dynamic_shapes
 from shapes.affine import Affine
 from shapes.spec import Spec, dynamic_dim as classic_dim
@@ -62,6 +63,12 @@ class ReExporter(Protocol):
     def parse(self, form: Any, classic: bool) -> Spec:
         """The Spec ``export`` builds from a user's ``constraints=`` (``classic``) or
         ``dynamic_shapes=`` ``form``."""
+        ...
+
+    @property
+    def dim_relations(self) -> str:
+        """``export``'s ``dim_relations``: relations no Dim can say are kept as runtime checks
+        (``"check"``) or raised (``"raise"``)."""
         ...
 
 
@@ -115,8 +122,9 @@ def verify(fixed: FixedSpec, inputs: Inputs, exporter: ReExporter) -> SymshapePr
     """Re-export with ``fixed``: a fix without checks exactly as the user would, with what
     ``apply()`` returns (the program); a fix with checks with its spec assuming them (what the
     model gives once the ``torch._check`` lines are added; no program: ``apply`` alone does
-    not give it). Raises what ``export`` raises."""
-    if fixed.checks:
+    not give it), unless the re-export keeps such checks as runtime checks of its program
+    (``dim_relations="check"``): then as the user would. Raises what ``export`` raises."""
+    if fixed.checks and exporter.dim_relations != CHECK:
         exporter.check(fixed.spec)
         return None
     return offered(exporter, exporter.parse(user_form(fixed.spec, inputs), fixed.spec.api == "classic"))
@@ -127,7 +135,9 @@ class SuggestedFixes:
     """Fixes as data (``records``, ``fixed``), rendered (``modern``, ``classic``,
     ``checks``), and whether re-exporting with exactly what :meth:`apply` returns
     succeeded (``verified``). A fix that needs ``torch._check`` lines in the model
-    (``checks``) is never ``verified``: ``apply`` cannot add them;
+    (``checks``) is ``verified`` only when the re-export keeps them as runtime checks of its
+    program (``checks_kept``, ``dim_relations="check"``: the lines are then an alternative,
+    not the fix); with ``dim_relations="raise"`` ``apply`` cannot add them, and
     ``verified_with_checks`` says whether re-exporting with the spec plus those checks
     succeeded. ``larger_example`` (input dim text -> size) is the other choice for dims
     specialized at an example size 0/1: export with those example sizes, same spec
@@ -151,6 +161,7 @@ class SuggestedFixes:
     larger_example: Mapping[str, int] | None = None
     program: SymshapeProgram | None = field(default=None, repr=False, compare=False)
     larger_example_program: SymshapeProgram | None = field(default=None, repr=False, compare=False)
+    checks_kept: bool = False
 
     def __iter__(self) -> Any:
         return iter(self.records)
@@ -179,13 +190,16 @@ class SuggestedFixes:
     def render(self) -> str:
         parts = ["Suggested fix (Dim form):", _indent(self.modern), "", "Suggested fix (classic form):",
                  _indent(self.classic)]
-        if self.checks:
+        if self.checks and self.checks_kept:
+            parts += ["", "The re-exported program checks these relations at run time (no Dim can say them); "
+                      "adding them to the model is an alternative:", *(_indent(c) for c in self.checks)]
+        elif self.checks:
             parts += ["", "Also add, in the model, where the constraint arises (apply() cannot add these):",
                       *(_indent(c) for c in self.checks)]
         if self.larger_example:
             sizes = ", ".join(f"{d} = {n}" for d, n in self.larger_example.items())
             parts += ["", f"Or keep the spec and export with a larger example: {sizes} (verified)"]
-        if self.checks and self.verified_with_checks:
+        if self.checks and self.verified_with_checks and not self.checks_kept:
             parts += ["", "(verified with the torch._check lines added to the model)"]
         elif not self.verified:
             parts += ["", "(not verified: re-exporting with this fix did not succeed)"]

@@ -21,12 +21,13 @@ from export.program.floor_policy import floor_policy, is_floor
 from export.program.exported import SymshapeProgram
 from export.spec.render import render_checks, render_classic, render_modern
 from export.fixes.suggested import ReExporter, SuggestedFixes, verify
+from export.program.refusals import CHECK
 from export.program.zero_one import zero_one
 from export.tracing.trace import SPECIALIZED_OP, Trace
 from shapes.spec import InputDim
 from solver import CheckFix, Fact, Fixes, SpecializeFix, suggest
 
-__all__ = ["static_fixes", "suggest_fixes"]
+__all__ = ["static_fixes", "suggest_fixes", "fix_spec"]
 
 _log = logging.getLogger("symshape")
 """Progress of the steps that trace again (the CLI prints it; ``logging`` users may too)."""
@@ -86,26 +87,36 @@ def _suggested(trace: Trace, keep: Callable[[Fact], bool]) -> tuple[Fixes, Fixed
     return records, apply_fixes(trace, records)
 
 
-def suggest_fixes(trace: Trace, exporter: ReExporter | None, static: Sequence[InputDim] = ()) -> SuggestedFixes:
-    """The solver's fix for the trace's facts, with the ``static`` dims (0/1 specializations)
-    static at their example sizes, verified by re-exporting what ``apply()`` returns."""
-    inputs = trace.inputs
+def fix_spec(trace: Trace) -> tuple[Fixes, FixedSpec]:
+    """The solver's fix for the trace's facts and the spec it gives (not verified): its
+    ``checks`` are the relations no Dim can say."""
     records, fixed = _suggested(trace, lambda f: _fix_fact(trace, f))
     if fixed.checks:  # a fact only the floor implies: the floors the site table leaves, if that says it with a Dim
         floored = _suggested(trace, _with_floors(trace, records))
         if len(floored[1].checks) < len(fixed.checks):
             records, fixed = floored
+    return records, fixed
+
+
+def suggest_fixes(trace: Trace, exporter: ReExporter | None, static: Sequence[InputDim] = ()) -> SuggestedFixes:
+    """The solver's fix for the trace's facts, with the ``static`` dims (0/1 specializations)
+    static at their example sizes, verified by re-exporting what ``apply()`` returns (with
+    ``dim_relations="check"`` the re-export keeps the fix's relations as runtime checks)."""
+    inputs = trace.inputs
+    records, fixed = fix_spec(trace)
     if static:
         fixed = FixedSpec(fixed.spec.without(static), fixed.checks, fixed.unexpressed)
         records = Fixes(records.items + tuple(SpecializeFix(trace.dim_syms[d], inputs.size(d)) for d in static),
                         records.verified)
     fixed, passed, program = _verified(trace, fixed, exporter)
     names = {sym: f"{d.input_name}.shape[{d.dim}]" for d, sym in trace.dim_syms.items()}
-    # apply() returns the spec without the checks: verified only when no check is needed
-    verified = passed and not fixed.checks
+    # apply() returns the spec without the checks: verified when no check is needed, or when
+    # the re-export keeps them as runtime checks (dim_relations="check")
+    kept = exporter is not None and exporter.dim_relations == CHECK
+    verified = passed and (not fixed.checks or kept)
     return SuggestedFixes(records, fixed, render_modern(fixed.spec, inputs), render_classic(fixed.spec, inputs),
                           tuple(render_checks(fixed.checks, names)), verified, inputs, passed and bool(fixed.checks),
-                          program=program if verified else None)
+                          program=program if verified else None, checks_kept=kept and bool(fixed.checks))
 
 
 def _verified(trace: Trace, fixed: FixedSpec,

@@ -26,8 +26,8 @@ __all__ = ["SCHEMA", "KEYS", "CLI_KEYS", "STATUSES", "document", "program_docume
 SCHEMA = "symshape.report/1"
 """The document's ``schema`` field: the form's name and version (a new version changes keys)."""
 
-KEYS = ("schema", "status", "message", "ranges", "classes", "relations", "congruences", "assumptions", "warnings",
-        "violations", "fixes", "zero_one", "stats", "problem")
+KEYS = ("schema", "status", "message", "ranges", "classes", "relations", "congruences", "checks", "assumptions",
+        "warnings", "violations", "fixes", "zero_one", "stats", "problem")
 """Every document has these keys, whatever its status."""
 
 CLI_KEYS = ("target", "inputs", "elapsed_seconds", "out", "out_note", "graph")
@@ -41,7 +41,7 @@ STATS_KEYS = ("symbols", "facts", "guards", "violations", "asked", "routed", "to
 
 def document(status: str, message: str | None = None, *, ranges: Mapping[str, Sequence[int | None]] | None = None,
               classes: Sequence[Sequence[str]] = (), relations: Sequence[str] = (), congruences: Sequence[str] = (),
-              assumptions: Sequence[str] = (),
+              checks: Sequence[Mapping[str, Any]] = (), assumptions: Sequence[str] = (),
               warnings: Sequence[str] = (), violations: Sequence[Mapping[str, Any]] = (),
               fixes: Mapping[str, Any] | None = None, zero_one: Sequence[Mapping[str, Any]] = (),
               stats: Mapping[str, Any] | None = None, problem: Mapping[str, Any] | None = None) -> dict[str, Any]:
@@ -49,7 +49,7 @@ def document(status: str, message: str | None = None, *, ranges: Mapping[str, Se
     doc = {"schema": SCHEMA, "status": status, "message": message,
            "ranges": {k: [lo, open_max(hi)] for k, (lo, hi) in (ranges or {}).items()},
            "classes": [list(c) for c in classes], "relations": list(relations), "congruences": list(congruences),
-           "assumptions": list(assumptions),
+           "checks": [dict(c) for c in checks], "assumptions": list(assumptions),
            "warnings": list(warnings), "violations": [dict(v) for v in violations],
            "fixes": None if fixes is None else dict(fixes), "zero_one": [dict(e) for e in zero_one],
            "stats": _stats(stats or {}, problem, len(violations)), "problem": problem}
@@ -85,7 +85,8 @@ def _parsed(problem: str | None) -> dict[str, Any] | None:
 def program_document(report: Any) -> dict[str, Any]:
     """An exported program's report (``ep.symshape``, an :class:`export.program.exported.Report`)."""
     return document("exported", None, ranges=report.ranges, classes=report.classes, relations=report.relations,
-                     congruences=report.congruences, assumptions=report.assumptions, warnings=report.warnings,
+                     congruences=report.congruences,
+                     checks=[{**dataclasses.asdict(k), "dims": list(k.dims)} for k in report.checks], assumptions=report.assumptions, warnings=report.warnings,
                      zero_one=[dataclasses.asdict(e) for e in report.zero_one], stats=report.stats,
                      problem=_parsed(report.problem))
 

@@ -29,7 +29,7 @@ from export.program.floor_policy import floor_policy
 from export.spec.inputs import Inputs
 from export.tracing.trace import Trace, problem_json, trace_stats
 from export.program.analysis import analyse, congruence_texts, internal_roots
-from export.program.refusals import input_sizes, refusal_text
+from export.program.refusals import KeptCheck, input_sizes, kept_warning, refusal_text
 from export.program.zero_one import NOTHING, ZeroOne, ZeroOneEvidence
 from shapes.printing import to_python
 from shapes.spec import InputDim
@@ -57,6 +57,9 @@ class Report:
     congruences: tuple[str, ...] = ()
     """Divisibility the program's dims need beyond what their Dims say (``x.size(1) % 8 == 0``:
     a ``Dim.AUTO`` the model made a multiple of 8)."""
+    checks: tuple[KeptCheck, ...] = ()
+    """Relations between input dims that no ``Dim`` can say, kept as runtime checks
+    (``dim_relations="check"``): what the program refuses beyond its ranges and classes."""
     inputs: tuple[str | None, ...] = ()
     """The program's user inputs in call order, by name (``x``, ``d['a']``; None: not named):
     how a refused call's sizes are named (:mod:`export.program.refusals`)."""
@@ -72,14 +75,17 @@ class Report:
                 "relations": list(self.relations), "assumptions": list(self.assumptions),
                 "stats": dict(self.stats), "problem": self.problem, "warnings": list(self.warnings),
                 "zero_one": [dataclasses.asdict(e) for e in self.zero_one], "congruences": list(self.congruences),
-                "inputs": list(self.inputs)}
+                "checks": [dataclasses.asdict(k) for k in self.checks], "inputs": list(self.inputs)}
 
     @staticmethod
     def from_archived(d: Mapping[str, Any]) -> Report:
         return Report({k: (v[0], v[1]) for k, v in d["ranges"].items()}, tuple(tuple(c) for c in d["classes"]),
                       tuple(d["relations"]), tuple(d["assumptions"]), dict(d["stats"]), d.get("problem"),
                       tuple(d.get("warnings", ())), tuple(ZeroOneEvidence(**e) for e in d.get("zero_one", ())),
-                      tuple(d.get("congruences", ())), tuple(d.get("inputs", ())))
+                      tuple(d.get("congruences", ())),
+                      tuple(KeptCheck(k["relation"], k.get("origin"), k.get("code"), tuple(k.get("dims", ())))
+                            for k in d.get("checks", ())),
+                      tuple(d.get("inputs", ())))
 
 
 class SymshapeProgram(ExportedProgram):
@@ -146,11 +152,14 @@ def _placeholder_names(ep: ExportedProgram, inputs: Inputs) -> dict[str, str]:
     return {leaf.name: name for leaf, name in zip(leaves, user)}
 
 
-def finish(ep: ExportedProgram, trace: Trace, zero_one: ZeroOne = NOTHING) -> SymshapeProgram:
+def finish(ep: ExportedProgram, trace: Trace, zero_one: ZeroOne = NOTHING,
+           kept: tuple[KeptCheck, ...] = ()) -> SymshapeProgram:
     """Write the solver's conclusions into ``ep`` and return it as a SymshapeProgram. The
     trace must know every symbol of ``ep.range_constraints``
     (:meth:`export.tracing.bridge.SolverBridge.trace` declares them); ``zero_one`` is the
-    evidence that lets dims drop torch's ``>= 2`` floor (:mod:`export.program.zero_one`)."""
+    evidence that lets dims drop torch's ``>= 2`` floor (:mod:`export.program.zero_one`);
+    ``kept`` the relations no Dim can say that the program checks at run time (torch's guards
+    hold them; the report lists them, and one SymshapeWarning says so)."""
     policy = zero_one.policy or floor_policy(trace, zero_one.covered, zero_one.relieved, zero_one.kept)
     s = policy.final
     inputs = trace.inputs
@@ -185,9 +194,10 @@ def finish(ep: ExportedProgram, trace: Trace, zero_one: ZeroOne = NOTHING) -> Sy
         {**trace_stats(trace), "stages": dict(s.stats),
          "facts": len(s.facts), "guards": len(s.guards), "boundary_retraces": zero_one.retraces},
         None,
-        trace.zero_one_notes + branch_warnings(trace, policy.needed),
+        trace.zero_one_notes + branch_warnings(trace, policy.needed) + ((kept_warning(kept),) if kept else ()),
         zero_one.evidence,
         congruence_texts(s, shown),
+        kept,
         _input_order(ep, names),
     )
     for note in report.warnings:

@@ -24,14 +24,52 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import sympy
 
+from export.errors import InputError
 from export.program.words import plain_words
 from solver import DECLARED, Fact, Solver, Truth
 
-__all__ = ["refusal_text", "input_sizes"]
+__all__ = ["refusal_text", "input_sizes", "KeptCheck", "CHECK", "RAISE", "check_relations_mode", "kept_warning"]
+
+CHECK = "check"
+"""``dim_relations="check"`` (default): a relation between dims that no ``Dim`` can say
+(``z.size(1) == x.size(1) + y.size(1)``, a product, ``M >= N``) is a runtime check of the program."""
+RAISE = "raise"
+"""``dim_relations="raise"``: such a relation is a ConstraintViolationError, every relation in the spec."""
+
+
+def check_relations_mode(mode: Any) -> str:
+    """``mode`` if ``export`` takes it as ``dim_relations``, else InputError."""
+    if mode not in (CHECK, RAISE):
+        raise InputError(f"dim_relations={mode!r}: expected {CHECK!r} (keep relations no Dim can say as runtime "
+                         f"checks of the program) or {RAISE!r} (raise ConstraintViolationError for them)")
+    return str(mode)
+
+
+@dataclass(frozen=True)
+class KeptCheck:
+    """A relation between input dims that no ``Dim`` can say, kept as a runtime check of the
+    program (``dim_relations="check"``): in the causes' words, with its source line."""
+
+    relation: str
+    origin: str | None = None
+    code: str | None = None
+    dims: tuple[str, ...] = ()
+
+    def describe(self) -> str:
+        where = f" at {self.origin}" + (f": {self.code}" if self.code else "") if self.origin else ""
+        return f"{self.relation}{where}"
+
+
+def kept_warning(kept: Sequence[KeptCheck]) -> str:
+    """The one SymshapeWarning of an export that keeps relations as runtime checks."""
+    lines = "; ".join(f"{i}. {k.describe()}" for i, k in enumerate(kept, 1))
+    return (f"kept as runtime checks of the program (no Dim can say these relations): {lines}. The program "
+            f"refuses inputs that break them, with these words; dim_relations='raise' raises instead")
 
 _MAX_REASONS = 4
 

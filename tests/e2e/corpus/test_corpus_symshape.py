@@ -165,13 +165,18 @@ class Outcome:
     seconds: float = 0.0
 
 
-def _export(model: Any, args: tuple, kwargs: dict, spec: Any, zero_one_examples: str = "trace_larger") -> Outcome:
+def _export(model: Any, args: tuple, kwargs: dict, spec: Any, zero_one_examples: str = "trace_larger",
+            dim_relations: str = "raise") -> Outcome:
+    """The expectations are about what the model needs: every relation in the spec
+    (``dim_relations="raise"``); :func:`run_default` is the default export, which keeps the
+    relations no Dim can say as runtime checks (:func:`test_relations_no_dim_can_say_are_runtime_checks`)."""
     out = Outcome(model, args, kwargs, spec)
     t = time.perf_counter()
     with warnings.catch_warnings(record=True) as w:
         warnings.simplefilter("always")
         try:
-            out.ep = export.export(model, args, kwargs, dynamic_shapes=spec, zero_one_examples=zero_one_examples)
+            out.ep = export.export(model, args, kwargs, dynamic_shapes=spec, zero_one_examples=zero_one_examples,
+                                   dim_relations=dim_relations)
         except Exception as e:  # noqa: BLE001
             out.err = e
     out.warnings = tuple(str(x.message) for x in w)
@@ -184,6 +189,14 @@ def run(case_id: str) -> Outcome:
     case = _cases.BY_ID[case_id]
     model, args, kwargs = case.build()
     return _export(model, args, kwargs, case.dynamic_shapes() if case.dynamic_shapes else None)
+
+
+@functools.lru_cache(maxsize=None)
+def run_default(case_id: str) -> Outcome:
+    """The case exported with the defaults (``dim_relations="check"``)."""
+    case = _cases.BY_ID[case_id]
+    model, args, kwargs = case.build()
+    return _export(model, args, kwargs, case.dynamic_shapes() if case.dynamic_shapes else None, dim_relations="check")
 
 
 @functools.lru_cache(maxsize=None)
@@ -379,6 +392,37 @@ def test_program_runs(case):
         assert problem is None, f"{E.sizes_text(s)}: {problem}"
     for s in e.reject:
         args = E.inputs_at(eager, run(case.id).args, s, e.make)
+        assert E.rejects(ep, args), f"{E.sizes_text(s)} is accepted by the program"
+
+
+@pytest.mark.parametrize("case", _params("test_relations_no_dim_can_say_are_runtime_checks", ("violation",),
+                                         lambda e: e.needs_check))
+def test_relations_no_dim_can_say_are_runtime_checks(case):
+    """issue 21, item 2: where the weakest fix needs a relation no Dim can say, the default export
+    needs no model edit. It exports with the relation as a runtime check (listed, warned, in the
+    dims at fault) when nothing else is needed; else its fix is verified as given (the re-export
+    keeps the relation as a check). Either program runs like eager at every must-admit size and
+    refuses the must-reject ones."""
+    e, o = E.EXPECT[case.id], run_default(case.id)
+    if o.err is None:
+        ep = o.ep
+        assert ep.symshape.checks, "exported, but no runtime check is listed"
+        named = {d for k in ep.symshape.checks for d in k.dims}
+        assert named & set(e.dims), f"the checks name {sorted(named)}, not the dims at fault {e.dims}"
+        assert any(w.startswith("kept as runtime checks") for w in o.warnings), o.warnings
+    else:
+        assert isinstance(o.err, export.ConstraintViolationError), f"{type(o.err).__name__}: {o.err}"
+        fixes = o.err.fixes
+        assert fixes.verified and fixes.program is not None and fixes.checks_kept, fixes.render()
+        again = _export(o.model, o.args, o.kwargs, fixes.apply(case.dynamic_shapes()), dim_relations="check")
+        assert again.err is None, f"{type(again.err).__name__}: {again.err}"
+        ep = again.ep
+    for s in e.admit:
+        args = E.inputs_at(o.model, o.args, s, e.make)
+        problem = E.runs_like_eager(ep, o.model, args)
+        assert problem is None, f"{E.sizes_text(s)}: {problem}"
+    for s in e.reject:
+        args = E.inputs_at(o.model, o.args, s, e.make)
         assert E.rejects(ep, args), f"{E.sizes_text(s)} is accepted by the program"
 
 

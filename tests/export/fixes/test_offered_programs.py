@@ -140,10 +140,26 @@ def test_larger_example_program_is_the_spec_exported_with_the_larger_example(mak
     assert direct.symshape.stats["traces"] == 1, direct.symshape.stats
 
 
-def test_a_fix_with_checks_offers_no_program() -> None:
-    fixes = _violation(Flat(), (torch.randn(2, 8, 8),), dynamic_shapes={"x": {0: Dim("b"), 1: Dim("h"), 2: Dim("w")}})
+def test_a_fix_with_checks_offers_no_program_when_relations_raise() -> None:
+    fixes = _violation(Flat(), (torch.randn(2, 8, 8),), dynamic_shapes={"x": {0: Dim("b"), 1: Dim("h"), 2: Dim("w")}},
+                       dim_relations="raise")
     assert fixes.checks and not fixes.verified and fixes.verified_with_checks
     assert fixes.program is None and fixes.larger_example_program is None
+
+
+def test_a_product_no_dim_can_say_is_a_runtime_check_by_default() -> None:
+    """``h * w == 64``: torch exports it with a runtime check, and so does symshape, saying so."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        ep = export.export(Flat(), (torch.randn(2, 8, 8),), dynamic_shapes={"x": {0: Dim("b"), 1: Dim("h"), 2: Dim("w")}})
+    (kept,) = ep.symshape.checks
+    assert "x.size(1) * x.size(2)" in kept.relation and "64" in kept.relation, kept
+    assert kept.origin is not None and "test_offered_programs.py" in kept.origin
+    notes = [str(w.message) for w in caught if issubclass(w.category, export.SymshapeWarning)]
+    assert len(notes) == 1 and notes[0].startswith("kept as runtime checks of the program"), notes
+    assert _runs_like_eager(ep, Flat(), torch.randn(3, 4, 16))  # h=4, w=16: runs, as eager does
+    with pytest.raises(export.RefusedInputError, match="x.size.1. \\* x.size.2.|x.size.2. \\* x.size.1."):
+        ep.module()(torch.randn(3, 4, 8))
 
 
 def test_offered_programs_do_not_show_in_repr_or_equality() -> None:

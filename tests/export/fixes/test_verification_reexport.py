@@ -73,10 +73,11 @@ class Flat(torch.nn.Module):
         return x.reshape(x.shape[0], 64)
 
 
-def test_a_fix_with_checks_builds_no_program(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_fix_with_checks_builds_no_program_when_relations_raise(monkeypatch: pytest.MonkeyPatch) -> None:
     calls = _counting(monkeypatch)
     with pytest.raises(export.ConstraintViolationError) as info:
-        export.export(Flat(), (torch.randn(2, 8, 8),), dynamic_shapes={"x": {0: Dim("b"), 1: Dim("h"), 2: Dim("w")}})
+        export.export(Flat(), (torch.randn(2, 8, 8),), dynamic_shapes={"x": {0: Dim("b"), 1: Dim("h"), 2: Dim("w")}},
+                      dim_relations="raise")
     fixes = info.value.fixes
     assert fixes.checks and fixes.verified_with_checks and fixes.program is None
     assert calls == []

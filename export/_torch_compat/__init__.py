@@ -55,6 +55,7 @@ from export._torch_compat.patches import SHAPE_ENV_SITES, install_shape_env_clas
 from export._torch_compat.program import (  # noqa: E402
     add_size_asserts,
     decider_of,
+    reword_asserts,
     dynamo_stack,
     recorded_guards,
     set_range_constraints,
@@ -129,6 +130,7 @@ __all__ = [
     "set_range_constraints",
     "add_size_asserts",
     "explain_refusals",
+    "reword_asserts",
     "dynamo_stack",
     "symbol_origin_frames",
     "value_range",

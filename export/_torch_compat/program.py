@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import linecache
 import operator
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import sympy
@@ -18,7 +18,7 @@ from export._torch_compat.symbols import value_range
 __all__ = [
     "shape_env_of", "set_range_constraints", "add_size_asserts", "dynamo_stack",
     "symbol_origin_frames", "unbacked_symbols_with_stacks", "recorded_guards", "sym_expr",
-    "decider_of",
+    "decider_of", "reword_asserts",
 ]
 
 
@@ -85,6 +85,32 @@ def add_size_asserts(program: torch.export.ExportedProgram, checks: list[tuple[s
         check.meta["val"] = None
         anchor = check
         done += 1
+    if done:
+        program.graph_module.recompile()
+    return done
+
+
+_TORCH_ASSERT = "Runtime assertion failed for expression"
+
+
+def reword_asserts(program: torch.export.ExportedProgram, reword: Callable[[sympy.Basic], str | None]) -> int:
+    """Give torch's deferred runtime assertions in ``program``'s graph (``Runtime assertion
+    failed for expression s17 <= 2*s77 on node 'le'``, torch's symbols) the message
+    ``reword(condition)`` returns for the asserted condition (torch's sympy expression); None
+    keeps torch's. Returns the number reworded."""
+    graph = program.graph_module.graph
+    done = 0
+    for node in graph.nodes:
+        if node.op != "call_function" or node.target is not torch.ops.aten._assert_scalar.default or len(node.args) < 2:
+            continue
+        cond, message = node.args[0], node.args[1]
+        if not isinstance(message, str) or not message.startswith(_TORCH_ASSERT) or not isinstance(cond, torch.fx.Node):
+            continue
+        expr = sym_expr(cond.meta.get("val"))
+        text = reword(expr) if expr is not None else None
+        if text:
+            node.args = (cond, text, *node.args[2:])
+            done += 1
     if done:
         program.graph_module.recompile()
     return done

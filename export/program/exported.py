@@ -10,6 +10,7 @@ checks for the lower bounds torch leaves unchecked, and attaches the seed's
 from __future__ import annotations
 
 import dataclasses
+import functools
 import io
 import json
 import warnings
@@ -17,6 +18,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import IO, Any
 
+import sympy
 import torch
 from torch.export import ExportedProgram
 
@@ -27,7 +29,8 @@ from export.program.branches import branch_warnings
 from export.errors import ArchiveError, RefusedInputError, SymshapeWarning
 from export.program.floor_policy import floor_policy
 from export.spec.inputs import Inputs
-from export.tracing.trace import Trace, problem_json, trace_stats
+from export.tracing.trace import Trace, problem_json, relation_text, trace_stats
+from export.program.words import plain_words
 from export.program.analysis import analyse, congruence_texts, internal_roots
 from export.program.refusals import KeptCheck, input_sizes, kept_warning, refusal_text
 from export.program.zero_one import NOTHING, ZeroOne, ZeroOneEvidence
@@ -182,6 +185,7 @@ def finish(ep: ExportedProgram, trace: Trace, zero_one: ZeroOne = NOTHING,
                            f"symshape: {d} must be >= {lo}: the export assumed it ({why}), so smaller "
                            "sizes would run a wrong program"))
     tc.add_size_asserts(ep, checks)
+    tc.reword_asserts(ep, functools.partial(_assert_words, trace, s))
     equalities = _equalities(trace, names)
     hidden = internal_roots(s)
     shown = {**trace.names, **hidden}
@@ -203,6 +207,21 @@ def finish(ep: ExportedProgram, trace: Trace, zero_one: ZeroOne = NOTHING,
     for note in report.warnings:
         warnings.warn(note, SymshapeWarning, stacklevel=4)
     return _attach(ep, equalities, report, s)
+
+
+def _assert_words(trace: Trace, solver: Solver, condition: sympy.Basic) -> str | None:
+    """A deferred runtime assertion of torch's graph (``prefer_deferred_runtime_asserts_over_guards``,
+    an asserted size) in the causes' words, when it speaks of input dims only."""
+    rel = trace.convert(condition)
+    if rel is None or not rel.free_symbols or not rel.free_symbols <= trace.names.keys():
+        return None
+    try:
+        simple = solver.simplify(rel)
+        words = relation_text(rel, trace.names) if isinstance(simple, sympy.logic.boolalg.BooleanAtom) \
+            else plain_words(simple, trace.names)
+    except Exception:  # noqa: BLE001 - torch's message stays
+        return None
+    return f"symshape: the exported program refuses these inputs: {words}"
 
 
 def _input_order(ep: ExportedProgram, names: Mapping[str, str]) -> tuple[str | None, ...]:

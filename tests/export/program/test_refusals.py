@@ -94,3 +94,27 @@ def test_refusal_text_names_a_reason_exactly_for_the_refused_calls() -> None:
 def test_input_sizes_names_each_dim_of_each_tensor() -> None:
     assert input_sizes(("x", None, "d['a']"), (torch.ones(2, 3), 5, torch.ones(4))) == \
         {"x.size(0)": 2, "x.size(1)": 3, "d['a'].size(0)": 4}
+
+
+class Checked(torch.nn.Module):
+    def forward(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        torch._check(x.shape[0] * 2 >= y.shape[0])
+        return x.sum() + y.sum()
+
+
+def test_a_deferred_runtime_assert_speaks_the_causes_words_too() -> None:
+    """``prefer_deferred_runtime_asserts_over_guards=True``: torch checks the relation in the graph
+    (``Runtime assertion failed for expression s17 <= 2*s77``); symshape's graph says it in words,
+    also after save/load."""
+    ep = export.export(Checked(), (torch.randn(4, 3), torch.randn(6, 3)),
+                       dynamic_shapes={"x": {0: Dim("a")}, "y": {0: Dim("b")}},
+                       prefer_deferred_runtime_asserts_over_guards=True)
+    buffer = io.BytesIO()
+    export.save(ep, buffer)
+    buffer.seek(0)
+    for program in (ep, export.load(buffer)):
+        with pytest.raises(RuntimeError) as caught:
+            program.module()(torch.randn(2, 3), torch.randn(7, 3))
+        text = str(caught.value)
+        assert "the model requires 2 * x.size(0) >= y.size(0)" in text, text
+        assert "s17" not in text and "Runtime assertion failed for expression" not in text

@@ -46,7 +46,6 @@ try:
 except Exception as e:  # noqa: BLE001 - a broken install skips like a missing one
     pytest.skip(f"the vision zoo's harness does not import: {type(e).__name__}: {e}", allow_module_level=True)
 
-import export  # noqa: E402
 from benchmarks.vision_zoo import MODELS, entry, hf_variant  # noqa: E402
 
 # The (variant: models) tested; the rest of the zoo is left to the benchmark (export time).

@@ -261,7 +261,7 @@ class _ModernBuilder:
                 raise InputError(f"{d} is declared static {spec} but the example has size {size}")
             return
         if tc.is_dim_hint(spec):
-            self.hint(d, spec)
+            self.hint(d, spec, size)
             return
         if tc.is_derived_dim(spec) or isinstance(spec, Dim):
             expr = self.expr_of(spec, d)
@@ -269,17 +269,22 @@ class _ModernBuilder:
             return
         raise InputError(f"dynamic_shapes for {d} is {spec!r:.60}: use a Dim, Dim.AUTO/STATIC/DYNAMIC or None")
 
-    def hint(self, d: InputDim, spec: Any) -> None:
-        """``Dim.STATIC`` (static), ``Dim.AUTO`` / ``Dim.DYNAMIC`` with their bounds: hint
-        dims, whose relations and guards the trace infers; DYNAMIC must not specialize."""
+    def hint(self, d: InputDim, spec: Any, size: int) -> None:
+        """``Dim.STATIC`` (static: bounds, if given, must hold the example size, as torch
+        checks), ``Dim.AUTO`` / ``Dim.DYNAMIC`` with their bounds: hint dims, whose relations
+        and guards the trace infers; DYNAMIC must not specialize."""
         kind = spec.type.name
-        if kind == "STATIC":
-            return
         what = f"Dim.{kind} for {d}"
         lo = _bound(spec.min, "min", what)
         hi = _bound(spec.max, "max", what)
         if hi is not None and lo is not None and lo > hi:
             raise InputError(f"{what} has min={lo} > max={hi}")
+        if kind == "STATIC":
+            if (lo is not None and size < lo) or (hi is not None and size > hi):
+                raise InputError(f"Dim.STATIC{_bounds_text(lo, hi)} for {d}: the example size {size} is outside "
+                                 f"[{lo if lo is not None else 0}, {hi if hi is not None else 'inf'}], and a static "
+                                 f"dim keeps its example size: give an example in that range, or other bounds")
+            return
         text = f"Dim.{kind}" + (_bounds_text(lo, hi) if (lo, hi) != (None, None) else "")
         self.decls.append(DimDecl(d, "auto" if kind == "AUTO" else "dynamic", None, text, lo or 0, hi))
 

@@ -53,6 +53,8 @@ CASES: list[tuple[str, Callable[[], Any], str]] = [
      r"x.size\(0\) = 6 is outside the declared range of Dim.AUTO\(min=8\)"),
     ("dynamic example outside bounds", _spec(lambda: {"x": {0: Dim.DYNAMIC(max=4)}}),
      r"x.size\(0\) = 6 is outside the declared range of Dim.DYNAMIC\(max=4\)"),
+    ("static example outside bounds", _spec(lambda: {"x": {0: Dim.STATIC(min=8, max=10)}}),
+     r"Dim.STATIC\(min=8, max=10\) for x.size\(0\): the example size 6 is outside \[8, 10\]"),
     ("not a spec form", _spec(lambda: {1, 2}), "dynamic_shapes must be a dict, a tuple/list, a torch.export.ShapesCollection"),
     ("a dim spec that is a string", _spec(lambda: {"x": {0: "batch"}}), r"dynamic_shapes for x.size\(0\) is 'batch'"),
     ("builtin as the model", lambda: export.export(torch.relu, (X,)),
@@ -151,3 +153,10 @@ def test_torch_options_cover_torch_export_s_signature() -> None:
     params = set(inspect.signature(torch.export.export).parameters) - {"mod", "args", "kwargs", "dynamic_shapes"}
     kwargs = TorchOptions.of(False, (), False, {}).as_kwargs()
     assert params <= set(kwargs) | set(inspect.signature(export.export).parameters)
+
+
+def test_static_bounds_that_hold_the_example_export_static() -> None:
+    ep = export.export(Double(), (X,), dynamic_shapes={"x": {0: Dim.STATIC(min=2, max=8)}})
+    assert ep.symshape.ranges == {}
+    with pytest.raises(Exception):
+        ep.module()(torch.randn(5, 3))

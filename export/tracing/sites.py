@@ -145,6 +145,10 @@ NEUTRAL_OPS: Mapping[str, str] = MappingProxyType({
         "linear's kernel folds the leading dims of its input (view or copy, computeStride skips size-1 "
         "dims) before its matmul; the output shape is the input's leading dims plus out_features and "
         "the node computes x @ W.T + b at every size",
+    "aten.adaptive_avg_pool2d.default":
+        "adaptive_avg_pool2d's meta function picks the output's memory format from the input's strides "
+        "(whether a permuted input suggests channels_last: a size-1 batch's stride is ignored); the "
+        "output shape is (N, C, *output_size) and the node averages each adaptive window at every size",
 })
 """aten op -> why a decision asked inside its fake kernel, once ``proxy_call`` recorded it
 as a node, never changes the graph's values at size 1 (torch 2.13)."""

@@ -50,7 +50,17 @@ def _gpt2() -> export.SymshapeProgram:
 
 @pytest.fixture(scope="module")
 def programs() -> dict[str, export.SymshapeProgram]:
-    return {"gpt2": _gpt2(), "gqa": export.export(HFAttention(2), GQA_ARGS, dynamic_shapes=GQA_SPEC)}
+    return {"gpt2": _gpt2(), "gqa": export.export(HFAttention(2), GQA_ARGS, dynamic_shapes=GQA_SPEC),
+            "pool": export.export(PermutedPool(), (torch.randn(2, 8, 6, 6),), dynamic_shapes={"x": {0: B}})}
+
+
+class PermutedPool(torch.nn.Module):
+    """ConvNeXt's head: a channels-last layer norm, permuted back, then a global average pool
+    (timm convnext): the pool's meta function asks ``b > 1`` to pick a memory format."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = torch.nn.functional.layer_norm(x.permute(0, 2, 3, 1), (8,)).permute(0, 3, 1, 2)
+        return torch.nn.functional.adaptive_avg_pool2d(y, 1)
 
 
 # entry -> the program whose export asks a floor-needing decision there
@@ -59,6 +69,7 @@ HITS = {
     "torch function torch._C.TensorBase.contiguous": "gqa",
     "attention_mask is not None": "gpt2",
     "is_torchdynamo_compiling() is True": "gqa",
+    "recorded op aten.adaptive_avg_pool2d.default": "pool",
 }
 
 
@@ -123,6 +134,13 @@ def test_size_1_runs_like_eager_where_the_tables_cover_it(programs: dict) -> Non
     for b, s in [(1, 1), (3, 1), (1, 4)]:
         args = (torch.randn(b, 4, s, 8), torch.randn(b, 2, s, 8), torch.zeros(b, 1, s, s))
         assert torch.allclose(ep.module()(*args), model(*args), atol=1e-5)
+
+
+def test_the_pool_entry_runs_batch_1_like_eager(programs: dict) -> None:
+    ep, model = programs["pool"], PermutedPool()
+    for b in (1, 3, 5):
+        x = torch.randn(b, 8, 6, 6)
+        assert torch.allclose(ep.module()(x), model(x), atol=1e-5)
 
 
 def test_without_a_mask_the_causal_decision_matters_and_size_1_is_refused() -> None:

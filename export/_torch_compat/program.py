@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import linecache
 import operator
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import sympy
@@ -18,7 +18,7 @@ from export._torch_compat.symbols import value_range
 __all__ = [
     "shape_env_of", "set_range_constraints", "add_size_asserts", "dynamo_stack",
     "symbol_origin_frames", "unbacked_symbols_with_stacks", "recorded_guards", "sym_expr",
-    "decider_of", "reword_asserts",
+    "decider_of", "reword_asserts", "static_input_sizes",
 ]
 
 
@@ -114,6 +114,23 @@ def reword_asserts(program: torch.export.ExportedProgram, reword: Callable[[symp
     if done:
         program.graph_module.recompile()
     return done
+
+
+def static_input_sizes(program: torch.export.ExportedProgram, names: Sequence[str | None]) -> dict[str, int]:
+    """``{"x.size(2)": 6}``: the static dims of the program's user inputs (``names`` in the
+    order of its user-input placeholders), from the placeholders' fake values."""
+    placeholders = {n.name: n for n in program.graph.nodes if n.op == "placeholder"}
+    user = [s.arg.name for s in program.graph_signature.input_specs
+            if s.kind == torch.export.graph_signature.InputKind.USER_INPUT]
+    out: dict[str, int] = {}
+    for name, ph in zip(names, user):
+        val = placeholders[ph].meta.get("val") if ph in placeholders else None
+        if name is None or not isinstance(val, torch.Tensor):
+            continue
+        for d, n in enumerate(val.shape):
+            if isinstance(n, int):
+                out[f"{name}.size({d})"] = n
+    return out
 
 
 def dynamo_stack() -> list[tuple[str, int, str, str]]:

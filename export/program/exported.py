@@ -121,10 +121,11 @@ class SymshapeProgram(ExportedProgram):
         x.size(1) = 6)``) from torch's ``Guard failed: ...``."""
         module = super().module(*args, **kwargs)
         names = self.symshape.inputs
+        static = tc.static_input_sizes(self, names)
 
         def explain(flat: Sequence[Any]) -> str | None:
             judged = self._judged_by()
-            return None if judged is None else refusal_text(judged, input_sizes(names, flat))
+            return None if judged is None else refusal_text(judged, input_sizes(names, flat), static)
 
         tc.explain_refusals(module, explain, RefusedInputError)
         return module

@@ -178,17 +178,23 @@ def _unequal(solver: Solver, names: Mapping[sympy.Symbol, str], values: Mapping[
     return out
 
 
-def refusal_text(solver: Solver, sizes: Mapping[str, int]) -> str | None:
+def refusal_text(solver: Solver, sizes: Mapping[str, int], static: Mapping[str, int] | None = None) -> str | None:
     """Why the program judged by ``solver`` refuses a call whose input dims have ``sizes``
-    (``{"x.size(1)": 6}``, :func:`input_sizes`); None when no fact it relies on is false there."""
+    (``{"x.size(1)": 6}``, :func:`input_sizes`); ``static``: the program's static input dims
+    and their sizes. None when no fact it relies on is false there.
+
+    >>> print(refusal_text(Solver(), {"x.size(2)": 3}, {"x.size(2)": 6}))
+    the exported program refuses these inputs:
+      x.size(2) must be 6 (static in the program; got x.size(2) = 3)
+    """
+    reasons = [f"{d} must be {n} (static in the program; got {d} = {sizes[d]})"
+               for d, n in (static or {}).items() if d in sizes and sizes[d] != n]
     by_source = {info.source: info.symbol for info in solver.symbols if info.source}
     values = {sym: sizes[src] for src, sym in by_source.items() if src in sizes}
-    if not values:
-        return None
     names = {info.symbol: _name(info) for info in solver.symbols}
-    reasons = _unequal(solver, names, values)
+    reasons += _unequal(solver, names, values) if values else []
     pinned = _pinned(solver, values)
-    for fact in solver.facts:  # in order: a fact false given the ones before it is a reason
+    for fact in solver.facts if values else ():  # in order: a fact false given the ones before it is a reason
         if len(reasons) >= _MAX_REASONS:
             break
         derived = _derived(fact.rel, values)

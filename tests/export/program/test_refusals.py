@@ -118,3 +118,9 @@ def test_a_deferred_runtime_assert_speaks_the_causes_words_too() -> None:
         text = str(caught.value)
         assert "the model requires 2 * x.size(0) >= y.size(0)" in text, text
         assert "s17" not in text and "Runtime assertion failed for expression" not in text
+
+
+def test_a_static_dim_of_another_size_is_named() -> None:
+    ep = export.export(Groups(), (torch.randn(2, 12),), dynamic_shapes={"x": {0: Dim("b")}})
+    with pytest.raises(RefusedInputError, match=r"x.size\(1\) must be 12 \(static in the program; got x.size\(1\) = 8\)"):
+        ep.module()(torch.randn(3, 8))

@@ -1,7 +1,7 @@
-"""The one package that touches torch's private symbolic-shape APIs (torch 2.13 and 2.14).
+"""The one package that touches torch's private symbolic-shape APIs (torch 2.13, 2.14, 2.15).
 
 Everything here is version-gated: importing this package with a torch outside
-``[2.13, 2.15)`` raises :class:`export.errors.UnsupportedTorchVersionError` before any of
+``[2.13, 2.16)`` raises :class:`export.errors.UnsupportedTorchVersionError` before any of
 its modules imports a private torch name. See ``docs/torch_internals.md`` for the torch
 internals (with line numbers) this relies on, and for what differs between the supported
 versions; per-version differences live in :mod:`export._torch_compat.version` only.

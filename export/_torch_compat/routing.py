@@ -36,7 +36,7 @@ def _bool_answer(value: bool) -> sympy.Basic:
 class RoutingShapeEnv(ShapeEnv):
     """A ``ShapeEnv`` whose symbolic decisions are offered to ``self.decider`` first.
 
-    Injection points (torch 2.13 and 2.14, see docs/torch_internals.md):
+    Injection points (torch 2.13, 2.14 and 2.15, see docs/torch_internals.md):
 
     * :meth:`evaluate_expr` -- every backed guard (``guard_bool/int/float``,
       ``guard_size_oblivious``, ``guard_or_false/true``, produce_guards' equalities);

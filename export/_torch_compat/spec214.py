@@ -1,5 +1,5 @@
 """``dynamic_shapes`` forms new in torch 2.14 (``ShapesSpec``, ``@dynamic_spec``, top-level
-``**kwargs`` entries); absent on 2.13, where each function is the identity."""
+``**kwargs`` entries), the same in 2.15; absent on 2.13, where each function is the identity."""
 
 from __future__ import annotations
 

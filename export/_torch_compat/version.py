@@ -12,7 +12,7 @@ from export.errors import UnsupportedTorchVersionError
 
 __all__ = ["SUPPORTED_TORCH", "check_torch_version"]
 
-SUPPORTED_TORCH: tuple[tuple[int, int], tuple[int, int]] = ((2, 13), (2, 15))
+SUPPORTED_TORCH: tuple[tuple[int, int], tuple[int, int]] = ((2, 13), (2, 16))
 """Supported torch versions: ``lower <= (major, minor) < upper`` (pyproject says the same)."""
 
 
@@ -24,10 +24,12 @@ def check_torch_version(version: str) -> tuple[int, int]:
     (2, 13)
     >>> check_torch_version("2.14.1+cu130")
     (2, 14)
-    >>> check_torch_version("2.15.0")
+    >>> check_torch_version("2.15.0+cu132")
+    (2, 15)
+    >>> check_torch_version("2.16.0")
     Traceback (most recent call last):
     ...
-    export.errors.UnsupportedTorchVersionError: torch 2.15.0 is not supported: ...
+    export.errors.UnsupportedTorchVersionError: torch 2.16.0 is not supported: ...
     """
     (lo, hi) = SUPPORTED_TORCH
     m = re.match(r"(\d+)\.(\d+)(?!\d)", version)
@@ -43,14 +45,15 @@ def check_torch_version(version: str) -> tuple[int, int]:
 
 
 # Per-version differences -------------------------------------------------------------
-# torch 2.13 -> 2.14: none in what this package touches (measured by diffing the two
-# installs, docs/torch_internals.md section 6): the install sites, the signatures and
-# bodies of evaluate_expr / _inner_evaluate_expr / _evaluate_expr /
-# guard_or_defer_runtime_assert / create_symbol's 0/1 specialization /
-# create_unbacked_symint / _update_var_to_range / _set_replacement / _refine_ranges, the
-# symbolic-context dataclasses and torch's sympy functions are the same, so no code
-# of the package branches on the version. A future difference goes here, as a function
-# named after what it adapts that branches on ``check_torch_version(torch.__version__)``
-# (the package's ``TORCH_VERSION``), and is listed in that section;
-# tests/export/test_torch_compat.py checks the overridden signatures against the
-# installed torch.
+# None in what this package touches, measured by diffing the installs (docs/torch_internals.md):
+# torch 2.13 -> 2.14 (section 6) and 2.14 -> 2.15 (section 7). The install sites, the
+# signatures and bodies of evaluate_expr / _inner_evaluate_expr / _evaluate_expr /
+# guard_or_defer_runtime_assert / _update_var_to_range / _set_replacement / _refine_ranges,
+# create_symbol's 0/1 specialization, create_unbacked_symint's ranges, the symbolic-context
+# dataclasses and torch's sympy functions behave the same on all three (2.15 adds lines that
+# do not change what the routing sees: a name index of symbols, a memo of symbolic arithmetic,
+# a nested-tensor early return in _maybe_evaluate_static), so no code of the package branches
+# on the version. A future difference goes here, as a function named after what it adapts that
+# branches on ``check_torch_version(torch.__version__)`` (the package's ``TORCH_VERSION``), and
+# is listed in that document; tests/export/test_torch_compat.py checks the overridden
+# signatures against the installed torch.

@@ -144,24 +144,25 @@ def symbols_in(events: list[tuple[Any, ...]]) -> set[str]:
 
 
 @pytest.mark.parametrize("version", ["2.13.0", "2.13.0+cpu", "2.13.1a0+git1234", "2.14.0",
-                                     "2.14.1+cu130", "2.14.1", "2.14.2rc1"])
+                                     "2.14.1+cu130", "2.14.1", "2.14.2rc1", "2.15.0", "2.15.0+cu132",
+                                     "2.15.0+cpu", "2.15.1", "2.15.0.dev20260101"])
 def test_supported_versions(version: str) -> None:
-    tc.check_torch_version(version)
+    assert tc.check_torch_version(version) == tuple(int(p) for p in version.split(".")[:2])
 
 
-@pytest.mark.parametrize("version", ["2.12.1", "2.15.0", "2.15.0.dev20260101", "3.0.0",
-                                     "garbage", "1.13.0", "2.1.0", "20.13.0"])
+@pytest.mark.parametrize("version", ["2.12.1", "2.16.0", "2.16.0.dev20260601", "2.16.0+cu132",
+                                     "3.0.0", "garbage", "1.13.0", "2.1.0", "2.150.0", "20.13.0"])
 def test_unsupported_versions_name_the_range(version: str) -> None:
     with pytest.raises(UnsupportedTorchVersionError) as info:
         tc.check_torch_version(version)
     message = str(info.value)
     assert message.startswith(f"torch {version} is not supported"), message
-    assert "torch>=2.13,<2.15" in message, message
+    assert "torch>=2.13,<2.16" in message, message
 
 
 def test_installed_torch_is_supported_and_has_a_known_profile() -> None:
     tc.check_torch_version(torch.__version__)
-    assert tc.TORCH_VERSION in {(2, 13), (2, 14)}
+    assert tc.TORCH_VERSION in {(2, 13), (2, 14), (2, 15)}
 
 
 def test_supported_range_matches_the_package_dependency() -> None:
@@ -171,7 +172,16 @@ def test_supported_range_matches_the_package_dependency() -> None:
     assert [d.replace(" ", "") for d in deps] == [f"torch>={lo[0]}.{lo[1]},<{hi[0]}.{hi[1]}"]
 
 
-@pytest.mark.parametrize("version", ["2.15.0", "2.12.0"])
+def test_ci_runs_the_newest_supported_torch() -> None:
+    """The torch release .ci/run installs as the newest (requirements/torch215.txt) is of the
+    gate's newest supported minor: raising the gate means pointing CI at that release too."""
+    pins = re.findall(r"^torch==(\S+)$", (ROOT / "requirements" / "torch215.txt").read_text(), re.M)
+    assert len(pins) == 1, pins
+    (_, hi) = tc.SUPPORTED_TORCH
+    assert tc.check_torch_version(pins[0]) == (hi[0], hi[1] - 1)
+
+
+@pytest.mark.parametrize("version", ["2.16.0", "2.12.0"])
 def test_importing_the_package_on_unsupported_torch_names_the_range(version: str) -> None:
     """A fresh interpreter: ``import export`` fails with the gate's message, nothing else."""
     code = f"import torch; torch.__version__ = {version!r}; import export"
@@ -181,7 +191,7 @@ def test_importing_the_package_on_unsupported_torch_names_the_range(version: str
     last = proc.stderr.strip().splitlines()[-1]
     assert last.startswith("export.errors.UnsupportedTorchVersionError: "
                            f"torch {version} is not supported"), proc.stderr
-    assert "torch>=2.13,<2.15" in last
+    assert "torch>=2.13,<2.16" in last
 
 
 def test_install_patches_and_restores_every_site() -> None:

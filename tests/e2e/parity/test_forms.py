@@ -212,9 +212,19 @@ def test_form_matches_torch_strict(case: FormCase) -> None:
     check_form(case, strict=True)
 
 
+def test_export_takes_no_keyword_these_tables_miss() -> None:
+    """``torch.export.export``'s parameters on every supported torch (2.13, 2.14, 2.15): a release
+    that adds one (a new way to give shapes) fails here until a table covers it."""
+    import inspect
+
+    assert list(inspect.signature(torch.export.export).parameters) == [
+        "mod", "args", "kwargs", "dynamic_shapes", "strict", "preserve_module_call_signature",
+        "prefer_deferred_runtime_asserts_over_guards"]
+
+
 def test_var_keyword_top_level_name_as_installed_torch() -> None:
     """A ``**kwargs`` entry given at top level by its name: refused by torch 2.13 (and by
-    symshape there), accepted by 2.14 (and by symshape there, see test_forms_214.py)."""
+    symshape there), accepted by 2.14 and 2.15 (and by symshape there, see test_forms_214.py)."""
     args, kwargs, shapes = (_r(5),), {"y": _r(5)}, {"x": {0: Dim("b")}, "y": {0: Dim("b")}}
     try:
         torch.export.export(VarKw(), args, kwargs, dynamic_shapes=shapes)

@@ -1,7 +1,9 @@
 """The ``dynamic_shapes`` forms torch 2.14 added, exported by torch and by symshape on the same
 model and inputs (same verdict, ranges, runtime behaviour just inside and outside; see
 parity.py): ``ShapesSpec`` / ``ParamsSpec``, the ``@dynamic_spec`` decorator on ``forward``,
-and a ``**kwargs`` entry given at top level by its name. Skipped on a torch without them."""
+and a ``**kwargs`` entry given at top level by its name. Skipped on a torch without them (2.13);
+torch 2.15 has the same forms, unchanged (docs/torch_internals.md, section 7), and runs this
+table as it is."""
 
 from __future__ import annotations
 
@@ -131,6 +133,14 @@ def test_var_keyword_name_collision_refused() -> None:
         export.export(Coll(), args, kwargs, dynamic_shapes=shapes)
 
 
+def test_dynamic_spec_offers_no_form_this_table_misses() -> None:
+    """``dynamic_spec``'s public names on every torch that has these forms (2.14, 2.15): a
+    release that adds a spec kind fails here until this table covers it."""
+    assert sorted(ds.__all__) == [
+        "DictSpec", "IntVar", "IntermediateSpec", "LeafIntSpec", "LeafSpec", "ObjectSpec", "ParamsSpec",
+        "STATIC", "SeqSpec", "ShapeVar", "ShapesSpec", "TensorSpec", "dynamic_spec"]
+
+
 STRICT_IDS = ("shapes_spec_derived", "shapes_spec_guard_beyond_range", "decorator")
 
 
@@ -141,7 +151,7 @@ def test_form_matches_torch_strict(case: FormCase) -> None:
 
 
 def test_known_differences_from_torch() -> None:
-    """Where symshape knowingly differs from torch 2.14 on a ShapesSpec: torch traces its
+    """Where symshape knowingly differs from torch 2.14 and 2.15 on a ShapesSpec: torch traces its
     dims as *unbacked* symbols (no 0/1 specialization; an equality the model needs between
     two of them becomes a runtime assert), symshape as the equivalent named ``Dim``s, whose
     every needed guard is a violation with a fix. symshape is stricter, never looser: it

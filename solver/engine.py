@@ -68,9 +68,11 @@ class Solver:
         *,
         hint: int | None = None,
         source: str | None = None,
+        adapts: bool = False,
     ) -> sympy.Symbol:
-        """Declare an integer symbol with range ``[lo, hi]`` (None: unbounded) and return it."""
-        return self._state.declare(name, lo, hi, hint, source)
+        """Declare an integer symbol with range ``[lo, hi]`` (None: unbounded) and return it;
+        ``adapts``: its range adapts to what the guards need (:class:`SymbolInfo`)."""
+        return self._state.declare(name, lo, hi, hint, source, adapts)
 
     @property
     def symbols(self) -> tuple[SymbolInfo, ...]:
@@ -253,7 +255,7 @@ class Solver:
         st = self._state
         other = Solver(rlimit=st.smt.rlimit, enum_limit=st.enum_limit, deadline=st.smt.deadline)
         for info in st.symbols.values():
-            other.symbol(info.symbol.name, info.lo, info.hi, hint=info.hint, source=info.source)
+            other.symbol(info.symbol.name, info.lo, info.hi, hint=info.hint, source=info.source, adapts=info.adapts)
         for f in st.facts:
             if f.reason.kind in kinds and f.reason.op != DECLARED and (keep is None or keep(f)):
                 other.assume(f.rel, f.reason)

@@ -2,7 +2,7 @@
 
 >>> from shapes import int_symbol
 >>> SymbolInfo(int_symbol("n"), 2, None, hint=8, source="x.size(0)")
-SymbolInfo(symbol=n, lo=2, hi=None, hint=8, source='x.size(0)', order=0)
+SymbolInfo(symbol=n, lo=2, hi=None, hint=8, source='x.size(0)', order=0, adapts=False)
 """
 
 from __future__ import annotations
@@ -18,7 +18,9 @@ __all__ = ["SymbolInfo", "GuardRecord", "Violation"]
 
 @dataclass(frozen=True, slots=True)
 class SymbolInfo:
-    """A declared symbol: range ``[lo, hi]`` (None = unbounded), example value, source."""
+    """A declared symbol: range ``[lo, hi]`` (None = unbounded), example value, source;
+    ``adapts``: its declared range adapts to what the guards need (a front end's inferred
+    dim, torch's ``Dim.AUTO``): a guard on it alone is no violation of its declaration."""
 
     symbol: sympy.Symbol
     lo: int | None
@@ -26,6 +28,7 @@ class SymbolInfo:
     hint: int | None = None
     source: str | None = None
     order: int = 0
+    adapts: bool = False
 
 
 @dataclass(frozen=True, slots=True)

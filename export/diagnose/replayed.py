@@ -19,15 +19,20 @@ __all__ = ["problem_document", "replay_violations"]
 def replay_violations(analysis: Analysis) -> list[dict[str, Any]]:
     """The guards of a replayed problem its spec does not imply, as an export's causes: one per
     (source line, dims), in the same words; torch's own size assumptions (``>= 1``, ``>= 2``,
-    which the program's ranges enforce) and facts about no input dim are not violations."""
+    which the program's ranges enforce), facts about no input dim, and guards on dims whose
+    declaration adapts (``Dim.AUTO``/``DYNAMIC``: symbols declared ``adapts``) alone are not
+    violations, as in the export."""
     solver, names = analysis.solver, analysis.names
     dims = set(analysis.input_dims) | set(analysis.hidden)
+    declared = {s for s in dims if not solver.info(s).adapts}
 
     def blocks(f: Any) -> bool:
         op = f.reason.op or ""
         if f.reason.kind == "trace_assumption" and (op in (FLOOR_OP, POSITIVE_OP)):
             return False
-        return bool(f.rel.free_symbols & dims)
+        if op.startswith(SPECIALIZED_OP):
+            return bool(f.rel.free_symbols & dims)
+        return bool(f.rel.free_symbols & declared)
 
     groups: dict[tuple[str | None, tuple[str, ...]], list[Any]] = {}
     for v in solver.violations(only=blocks):

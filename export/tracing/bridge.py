@@ -160,7 +160,8 @@ class SolverBridge(tc.BaseDecider):
                                                  source=root.text)
         for decl in self._spec.decls:
             size = self._inputs.size(decl.dim)
-            sym = s.symbol(dim_symbol_name(decl.dim), decl.lo, decl.hi, hint=size, source=str(decl.dim))
+            sym = s.symbol(dim_symbol_name(decl.dim), decl.lo, decl.hi, hint=size, source=str(decl.dim),
+                           adapts=decl.expr is None)  # Dim.AUTO/DYNAMIC: the trace infers its guards
             self._dim_syms[decl.dim] = sym
             self._names[sym] = str(decl.dim)
             if decl.expr is None:
@@ -207,7 +208,7 @@ class SolverBridge(tc.BaseDecider):
                 "torch gave both dims one symbol (equal example sizes)"))
 
     def _declare_input_dim(self, d: InputDim, value: int) -> sympy.Symbol:
-        sym = self._solver.symbol(dim_symbol_name(d), 0, None, hint=value, source=str(d))
+        sym = self._solver.symbol(dim_symbol_name(d), 0, None, hint=value, source=str(d), adapts=True)
         self._dim_syms[d] = sym
         self._names[sym] = str(d)
         self._auto_syms.add(sym)

@@ -45,7 +45,7 @@ def capture(solver: Solver) -> Problem:
     with the same facts known as the original run (decided guards may move later, where
     they stay decided).
     """
-    symbols = tuple(SymbolSpec(symbol_name(i.symbol.name, f"symbols[{k}].name"), i.lo, i.hi, i.hint, i.source)
+    symbols = tuple(SymbolSpec(symbol_name(i.symbol.name, f"symbols[{k}].name"), i.lo, i.hi, i.hint, i.source, i.adapts)
                     for k, i in enumerate(solver.symbols))
     guards = solver.guards
     facts = [f for f in solver.facts if f.reason.op != DECLARED]
@@ -100,7 +100,7 @@ def restore(problem: Problem, solver: Solver) -> Solver:
         raise SolverError("restore needs a fresh solver (no symbols, facts or guards)")
     for i, s in enumerate(problem.symbols):
         with _entry(f"symbols[{i}]"):
-            solver.symbol(s.name, s.lo, s.hi, hint=s.hint, source=s.source)
+            solver.symbol(s.name, s.lo, s.hi, hint=s.hint, source=s.source, adapts=s.adapts)
     pending = list(enumerate(problem.facts))
     for gi, g in enumerate(problem.guards):
         pending = _assume_until(solver, pending, gi)

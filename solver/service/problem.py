@@ -66,7 +66,7 @@ __all__ = [
 PROBLEM_FORMAT = "symshape.problem"
 PROBLEM_VERSION = 1
 
-_SYMBOL_FIELDS = ("name", "lo", "hi", "hint", "source")
+_SYMBOL_FIELDS = ("name", "lo", "hi", "hint", "source", "adapts")
 _REASON_FIELDS = ("kind", "text", "origin", "op")
 _FACT_FIELDS = ("rel", "reason", "after_guards")
 _GUARD_FIELDS = ("rel", "hint", "reason")
@@ -83,6 +83,7 @@ class SymbolSpec:
     hi: int | None = None
     hint: int | None = None
     source: str | None = None
+    adapts: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,7 +144,10 @@ def reason_to_dict(reason: Reason) -> dict[str, str | None]:
 
 
 def _symbol_to_dict(s: SymbolSpec) -> dict[str, Any]:
-    return {"name": s.name, "lo": s.lo, "hi": s.hi, "hint": s.hint, "source": s.source}
+    out: dict[str, Any] = {"name": s.name, "lo": s.lo, "hi": s.hi, "hint": s.hint, "source": s.source}
+    if s.adapts:  # optional: version 1 problems without it read as False
+        out["adapts"] = True
+    return out
 
 
 def _fact_to_dict(f: FactSpec) -> dict[str, Any]:
@@ -204,6 +208,12 @@ def _optional_int(value: object, path: str) -> int | None:
     return value
 
 
+def _optional_bool(value: object, path: str) -> bool:
+    if not isinstance(value, bool):
+        raise _fail(path, f"must be true or false, got {value!r}")
+    return value
+
+
 def _optional_str(value: object, path: str) -> str | None:
     if value is not None and not isinstance(value, str):
         raise _fail(path, f"expected a string or null, got {describe_json(value)}")
@@ -258,7 +268,7 @@ def decode_symbol(obj: object, path: str = "", extra: tuple[str, ...] = ()) -> S
     """Validate a symbol object (``extra``: further fields to tolerate, e.g. a request's ``op``).
 
     >>> decode_symbol({"name": "n", "hi": 8})
-    SymbolSpec(name='n', lo=0, hi=8, hint=None, source=None)
+    SymbolSpec(name='n', lo=0, hi=8, hint=None, source=None, adapts=False)
     >>> decode_symbol({"name": "n", "lo": 9, "hi": 8}, "symbols[1]")
     Traceback (most recent call last):
     ...
@@ -273,6 +283,7 @@ def decode_symbol(obj: object, path: str = "", extra: tuple[str, ...] = ()) -> S
         _optional_int(d.get("hi"), _join(path, "hi")),
         _optional_int(d.get("hint"), _join(path, "hint")),
         _optional_str(d.get("source"), _join(path, "source")),
+        _optional_bool(d.get("adapts", False), _join(path, "adapts")),
     )
     if spec.lo is not None and spec.hi is not None and spec.lo > spec.hi:
         raise _fail(path or "symbol", f"empty range: lo={spec.lo} > hi={spec.hi}")

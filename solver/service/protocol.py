@@ -312,7 +312,7 @@ class Session:
         for field in ("lo", "hi", "hint"):
             check_int(getattr(spec, field), field, self.limits)
         check_count(len(self.solver.symbols) + 1, self.limits.max_symbols, "symbols", "symbols")
-        self.solver.symbol(spec.name, spec.lo, spec.hi, hint=spec.hint, source=spec.source)
+        self.solver.symbol(spec.name, spec.lo, spec.hi, hint=spec.hint, source=spec.source, adapts=spec.adapts)
         return {"symbol": spec.name}
 
     def _op_assume(self, r: Mapping[str, Any]) -> dict[str, Any]:

@@ -127,7 +127,7 @@ class State:
 
     # -- declaration and recording ---------------------------------------------------------
     def declare(self, name: str, lo: int | None, hi: int | None, hint: int | None = None,
-                source: str | None = None) -> sympy.Symbol:
+                source: str | None = None, adapts: bool = False) -> sympy.Symbol:
         """Declare an integer symbol with range ``[lo, hi]`` and record the range as a fact."""
         if not isinstance(name, str) or not name:
             raise SolverError(f"symbol name must be a non-empty string, got {name!r}")
@@ -136,7 +136,9 @@ class State:
             raise SolverError(f"symbol {name!r} is already declared" + (f" ({spelled!r} is {name!r} in NFKC form)" if spelled != name else ""))
         _check_declaration(name, lo, hi, hint, source)
         sym = int_symbol(name)
-        self.symbols[sym] = SymbolInfo(sym, lo, hi, hint, source, len(self.symbols))
+        if not isinstance(adapts, bool):
+            raise SolverError(f"symbol {name!r}: adapts must be a bool, got {adapts!r}")
+        self.symbols[sym] = SymbolInfo(sym, lo, hi, hint, source, len(self.symbols), adapts)
         self.by_name[name] = sym
         self.uf.add(sym, (-math.inf if lo is None else lo, math.inf if hi is None else hi))
         # unevaluated: an integer symbol against an int never folds, and evaluating asks sympy's

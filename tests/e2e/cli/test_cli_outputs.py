@@ -110,3 +110,18 @@ def test_progress_lines_name_every_step_that_traces_again() -> None:
     for quiet in ("-q", "--json"):
         _, _, err = run("export", f"{SIMPLE}:make_div8", "-d", "x:1:s", quiet)
         assert "verifying" not in err, err
+
+
+def test_a_clean_auto_export_replays_with_no_violation(tmp_path: Path) -> None:
+    """Replay and export agree on what a violation is: the divisibility a Dim.AUTO adopted is part
+    of its program (a congruence), not a violation; with a named Dim it is one."""
+    problem = tmp_path / "p.json"
+    code, _, err = run("export", f"{SIMPLE}:make_div8", "-d", "x:1:auto", "-q", "--problem", str(problem))
+    assert code == 0, err
+    doc = json.loads(run("replay", str(problem), "--json")[1])
+    assert doc["status"] == "replayed" and doc["violations"] == [], doc["violations"]
+    assert doc["congruences"] == ["x.size(1) % 8 == 0"]
+    named = tmp_path / "named.json"
+    assert run("export", f"{SIMPLE}:make_div8", "-d", "x:1:s", "-q", "--problem", str(named))[0] == 1
+    doc = json.loads(run("replay", str(named), "--json")[1])
+    assert [v["constraint"] for v in doc["violations"]] == ["x.size(1) must be divisible by 8"]

@@ -26,6 +26,11 @@ Three more kinds of entries, each with its own justification:
 * :data:`NEUTRAL_FUNCTIONS`: a decision asked directly by a torch function's C++ code (as
   non-strict export's torch-function mode calls it), for functions whose every outcome
   yields the same values (``contiguous()``: its input or a contiguous copy of it).
+* :data:`CONTIGUOUS_LINE`: any line (torch's, a library's, the user's) whose only call is
+  ``.contiguous()`` on a plain name (``.contiguous()`` alone, the tail of a chained call
+  split over lines; ``y = x.contiguous()``; ``return x.contiguous()``): Python reports the
+  line of the call in progress, so the decision came from ``contiguous()``, which returns its
+  input or a contiguous copy of it, the same values either way.
 * :data:`CONDITIONAL_SITES`: a line whose decision cannot change what the line computes
   **given the state of its frame when the question was asked** (a condition read from
   the frame's locals/globals, without calling user code). The condition is checked for
@@ -38,12 +43,14 @@ from __future__ import annotations
 
 import linecache
 import os
+import re
 import sys
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from types import FrameType, MappingProxyType
 
-__all__ = ["Site", "NEUTRAL_SITES", "NEUTRAL_OPS", "NEUTRAL_FUNCTIONS", "CONDITIONAL_SITES", "Conditional", "RawSite",
+__all__ = ["Site", "NEUTRAL_SITES", "NEUTRAL_OPS", "NEUTRAL_FUNCTIONS", "CONDITIONAL_SITES", "CONTIGUOUS_LINE",
+           "Conditional", "RawSite",
            "asking_site", "resolve", "covered", "justification"]
 
 RawSite = tuple[str, int, str, str]
@@ -165,6 +172,14 @@ NEUTRAL_FUNCTIONS: Mapping[str, str] = MappingProxyType({
 """torch function (module.qualname) -> why a decision its C++ code asks directly (no Python
 frame of torch's between it and the decision, only the tracer's machinery) never changes
 values, as non-strict export's torch-function mode calls it (torch 2.13)."""
+
+
+CONTIGUOUS_LINE = re.compile(r"^(return\s+|[A-Za-z_]\w*\s*=\s*)?([A-Za-z_]\w*)?\.contiguous\(\)$")
+"""A source line whose only call is ``.contiguous()`` on a plain name (or continuing a call
+chain from the lines above): a decision asked there is contiguous()'s own."""
+_CONTIGUOUS_WHY = ("contiguous() returns its input or a contiguous copy of it: the same values whichever the "
+                   "contiguity check answers (a size-1 dim's stride is skipped), and the graph's clone, if any, "
+                   "copies values at every size; the line calls nothing else")
 
 
 @dataclass(frozen=True, slots=True)
@@ -299,6 +314,10 @@ def justification(site: Site) -> str | None:
     >>> justification(Site("/x/torch/_ops.py", 875, "__call__", "return self._op(*args, **kwargs)",
     ...                    "recorded op aten.reshape.default"))[:24]
     "reshape's kernel decides"
+    >>> justification(Site("/x/torch/nn/functional.py", 6262, "_in_projection_packed", ".contiguous()"))[:24]
+    'contiguous() returns its'
+    >>> justification(Site("model.py", 3, "forward", "y = x.view(-1).contiguous()")) is None
+    True
     """
     path = _path(site.file)
     for (suffix, function, code), why in NEUTRAL_SITES.items():
@@ -312,6 +331,8 @@ def justification(site: Site) -> str | None:
     entry = _conditional(path, site.function, site.code)
     if entry is not None and site.detail == entry.text:
         return f"when {entry.text}: {entry.why}"
+    if not site.detail and CONTIGUOUS_LINE.match(site.code):
+        return _CONTIGUOUS_WHY
     return None
 
 

@@ -176,3 +176,50 @@ def test_the_compiling_condition_does_not_hold_outside_export() -> None:
 ], ids=["unlisted op", "not recorded", "no prefix", "not torch", "unlisted function", "condition false", "changed line"])
 def test_what_is_not_covered(site: Site) -> None:
     assert justification(site) is None and not covered([site])
+
+
+# -- CONTIGUOUS_LINE: a line whose only call is .contiguous() -----------------------------------
+
+@pytest.mark.parametrize("code,listed", [
+    (".contiguous()", True),                      # the tail of a chain split over lines (nn.functional)
+    ("y = x.contiguous()", True),
+    ("return x.contiguous()", True),
+    ("x.contiguous()", True),
+    ("y = x.view(-1).contiguous()", False),       # view runs on the same line
+    ("y = self.proj(x).contiguous()", False),     # a module call on the same line
+    ("y = x.contiguous().squeeze()", False),      # squeeze changes a shape at size 1
+    ("y = x.contiguous(memory_format=f)", False),
+])
+def test_the_contiguous_line_rule_lists_only_lines_that_call_nothing_else(code: str, listed: bool) -> None:
+    assert (justification(Site("/x/any.py", 3, "forward", code)) is not None) is listed
+
+
+def test_transformer_encoder_layer_needs_no_boundary_retrace_and_runs_batch_1_like_eager() -> None:
+    """``nn.MultiheadAttention``'s packed in-projection ends in ``.contiguous()`` on a line of its
+    own, whose contiguity check asks ``b == 1``: covered, so one trace, and the program
+    runs batch and sequence 1 as eager does."""
+    torch.manual_seed(0)
+    layer = torch.nn.TransformerEncoderLayer(d_model=16, nhead=2, dim_feedforward=32, batch_first=True).eval()
+    ep = export.export(layer, (torch.randn(3, 5, 16),), dynamic_shapes={"src": {0: B, 1: S}})
+    assert ep.symshape.stats["traces"] == 1
+    assert any("contiguous() returns its input" in e.why for e in ep.symshape.zero_one)
+    assert ep.symshape.ranges["src.size(0)"][0] == 1
+    for b, s in [(1, 1), (1, 5), (4, 1), (2, 3)]:
+        x = torch.randn(b, s, 16)
+        with torch.no_grad():
+            torch.testing.assert_close(ep.module()(x), layer(x))
+
+
+class ContiguousAfterTranspose(torch.nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = x.transpose(0, 1)
+        z = y.contiguous()
+        return z.view(z.shape[0], -1) * 2
+
+
+def test_a_user_contiguous_line_is_covered_and_size_1_runs_like_eager() -> None:
+    model = ContiguousAfterTranspose()
+    ep = export.export(model, (torch.randn(3, 4, 5),), dynamic_shapes={"x": {0: B, 1: S}})
+    for b, s in [(1, 1), (1, 4), (3, 1), (2, 2)]:
+        x = torch.randn(b, s, 5)
+        torch.testing.assert_close(ep.module()(x), model(x))

@@ -1,7 +1,7 @@
-"""Benchmark the corpus (tests/corpus) through vanilla torch.export and symshape.
+"""Benchmark the corpus (tests/e2e/corpus) through vanilla torch.export and symshape.
 
 Per case and per exporter:
-  verdict  correct verdict (tests/corpus/expectations.py): ok exports; violation / specialized /
+  verdict  correct verdict (tests/e2e/corpus/expectations.py): ok exports; violation / specialized /
            data_dependent fail the export (a violation that exports is silent narrowing: wrong);
            for vanilla's silently-wrong cases, the export fails or the program rejects the
            offending input
@@ -32,7 +32,7 @@ from typing import Any, Optional
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "tests" / "corpus"))
+sys.path.insert(0, str(ROOT / "tests" / "e2e" / "corpus"))
 
 import torch  # noqa: E402
 

@@ -13,7 +13,7 @@ classifies each size against eager:
 * ``refused``: the program (or the lack of one) refuses a size eager handles;
 * ``both_fail``: the program refuses a size eager fails on too.
 
-Used by ``tests/hf_models`` and ``benchmarks/bench_models.py``.
+Used by ``tests/e2e/transformers`` and ``benchmarks/bench_models.py``.
 """
 
 from __future__ import annotations

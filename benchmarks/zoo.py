@@ -1,4 +1,4 @@
-"""A zoo of small CPU models with dynamic shapes, shared by tests/models and bench_export.
+"""A zoo of small CPU models with dynamic shapes, shared by tests/e2e/models and bench_export.
 
 Every :class:`ZooEntry` has
 

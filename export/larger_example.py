@@ -86,10 +86,10 @@ def check_mode(mode: Any) -> str:
 def _declared_lo(spec: Spec, decl: DimDecl) -> int:
     """The lower end of ``decl``'s declared range (0 for a derived dim: its root decides)."""
     if decl.expr is None:
-        return decl.lo
+        return decl.lo or 0
     syms = list(decl.expr.free_symbols)
     if len(syms) == 1 and decl.expr == syms[0]:
-        return spec.root(str(syms[0])).lo
+        return spec.root(str(syms[0])).lo or 0
     return 0
 
 
@@ -106,7 +106,8 @@ def zero_one_dims(spec: Spec, inputs: Inputs) -> list[InputDim]:
     ['x.size(0)']
     """
     return [decl.dim for decl in spec.decls
-            if inputs.size(decl.dim) in (0, 1) and _declared_lo(spec, decl) <= 2]
+            if inputs.size(decl.dim) in (0, 1) and _declared_lo(spec, decl) <= 2
+            and (not decl.dim.is_value or decl.dim.input_name in inputs.bound)]
 
 
 @dataclass(frozen=True)

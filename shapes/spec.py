@@ -66,6 +66,10 @@ def _is_int(v: object) -> bool:
     return isinstance(v, int) and not isinstance(v, bool)
 
 
+def _lo(lo: int | None) -> str:
+    return "-inf" if lo is None else str(lo)
+
+
 def _hi(hi: int | None) -> str:
     return "inf" if hi is None else str(hi)
 
@@ -75,28 +79,37 @@ _NON_IDENT = re.compile(r"\W")
 
 @dataclass(frozen=True, slots=True)
 class InputDim:
-    """Dimension ``dim`` of the input named ``input_name``; prints as ``x.size(0)``.
+    """Dimension ``dim`` of the input named ``input_name``; prints as ``x.size(0)``. With
+    ``dim=None`` it is the value of an int input (a symint: ``n``), which prints as its name.
 
     >>> str(InputDim("x", 0)), InputDim("x", 0).symbol
     ('x.size(0)', x_0)
+    >>> str(InputDim("n", None)), InputDim("n", None).symbol, InputDim("n", None).is_value
+    ('n', n, True)
     """
 
     input_name: str
-    dim: int
+    dim: int | None
 
     def __post_init__(self) -> None:
         if not isinstance(self.input_name, str) or not self.input_name:
             raise SpecError(f"input name must be a non-empty str, got {self.input_name!r}")
-        if not _is_int(self.dim) or self.dim < 0:
-            raise SpecError(f"{self.input_name}: dim must be an int >= 0, got {self.dim!r}")
+        if self.dim is not None and (not _is_int(self.dim) or self.dim < 0):
+            raise SpecError(f"{self.input_name}: dim must be an int >= 0 (or None for an int input), got {self.dim!r}")
+
+    @property
+    def is_value(self) -> bool:
+        """Whether this is the value of an int input rather than a tensor's size."""
+        return self.dim is None
 
     def __str__(self) -> str:
-        return f"{self.input_name}.size({self.dim})"
+        return self.input_name if self.dim is None else f"{self.input_name}.size({self.dim})"
 
     @property
     def symbol(self) -> sympy.Symbol:
         """A symbol standing for this size (in :attr:`ClassicEquality.relation`)."""
-        return int_symbol(f"{_NON_IDENT.sub('_', self.input_name)}_{self.dim}")
+        base = _NON_IDENT.sub('_', self.input_name)
+        return int_symbol(base if self.dim is None else f"{base}_{self.dim}")
 
 
 def classic_name(d: InputDim) -> str:
@@ -106,17 +119,19 @@ def classic_name(d: InputDim) -> str:
     >>> classic_name(InputDim("d['a']", 1))
     'd_a__1'
     """
-    return re.sub(r"\W+", "_", f"{d.input_name}_{d.dim}").strip("_")
+    tail = "" if d.dim is None else f"_{d.dim}"
+    return re.sub(r"\W+", "_", f"{d.input_name}{tail}").strip("_")
 
 
 # -- the normalized spec ----------------------------------------------------------------------
 
 @dataclass(frozen=True, slots=True)
 class RootDim:
-    """A dim variable of the spec: ``lo <= name <= hi`` (``hi=None``: unbounded)."""
+    """A dim variable of the spec: ``lo <= name <= hi`` (None: unbounded; ``lo`` is None
+    only for the value of an int input)."""
 
     name: str
-    lo: int
+    lo: int | None
     hi: int | None
     text: str
 
@@ -131,7 +146,8 @@ class DimDecl:
     specialize); ``expr`` its value in root symbols, or None for a *hint* dim whose
     relations and guards the trace infers (``Dim.AUTO``; ``Dim.DYNAMIC`` is a hint dim of
     mode ``dynamic``). ``lo``/``hi`` bound a hint dim (``Dim.AUTO(min=4, max=32)``);
-    a dim with an ``expr`` takes its range from its root.
+    a dim with an ``expr`` takes its range from its root. ``lo=None`` (no lower bound) is
+    for the value of an int input only: sizes are never negative.
 
     >>> d = DimDecl(InputDim("x", 0), "dynamic", None, "Dim.DYNAMIC(min=4)", lo=4)
     >>> d.is_hint, d.lo, d.hi
@@ -142,15 +158,17 @@ class DimDecl:
     mode: str
     expr: sympy.Expr | None
     text: str
-    lo: int = 0
+    lo: int | None = 0
     hi: int | None = None
 
     def __post_init__(self) -> None:
         if self.mode not in ("dynamic", "auto"):
             raise SpecError(f"{self.dim}: mode must be 'dynamic' or 'auto', got {self.mode!r}")
-        if not _is_int(self.lo) or (self.hi is not None and not _is_int(self.hi)):
+        if (self.lo is not None and not _is_int(self.lo)) or (self.hi is not None and not _is_int(self.hi)):
             raise SpecError(f"{self.dim}: bounds must be ints, got min={self.lo!r}, max={self.hi!r}")
-        if self.hi is not None and self.lo > self.hi:
+        if self.lo is None and not self.dim.is_value:
+            raise SpecError(f"{self.dim}: a size has a lower bound (0 or more)")
+        if self.hi is not None and self.lo is not None and self.lo > self.hi:
             raise SpecError(f"{self.dim}: {self.text} has min {self.lo} > max {self.hi}")
 
     @property
@@ -222,10 +240,10 @@ class Spec:
         for decl in self.decls:
             size = size_of(decl.dim)
             if decl.expr is None:
-                if not (decl.lo <= size and (decl.hi is None or size <= decl.hi)):
+                if not ((decl.lo is None or decl.lo <= size) and (decl.hi is None or size <= decl.hi)):
                     raise SpecError(
                         f"{decl.dim} = {size} is outside the declared range of {decl.text}: "
-                        f"{size} is not in [{decl.lo}, {_hi(decl.hi)}]; use an example inside the range or widen it"
+                        f"{size} is not in [{_lo(decl.lo)}, {_hi(decl.hi)}]; use an example inside the range or widen it"
                     )
                 continue
             if len(decl.expr.free_symbols) != 1:
@@ -239,11 +257,11 @@ class Spec:
                     f"{decl.dim} = {size} cannot be {decl.text}: no integer {root.name} gives {size}; "
                     "change the example input or the spec"
                 )
-            if not (root.lo <= value and (root.hi is None or value <= root.hi)):
+            if not ((root.lo is None or root.lo <= value) and (root.hi is None or value <= root.hi)):
                 where = f" ({decl.text} = {size})" if decl.expr != sym else ""
                 raise SpecError(
                     f"{decl.dim} = {size} is outside the declared range of {root.text}: "
-                    f"{root.name} = {value}{where} is not in [{root.lo}, {_hi(root.hi)}]; "
+                    f"{root.name} = {value}{where} is not in [{_lo(root.lo)}, {_hi(root.hi)}]; "
                     "use an example inside the range or widen it"
                 )
             seen = values.get(root.name)

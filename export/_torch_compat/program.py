@@ -56,13 +56,15 @@ def set_range_constraints(
     program._range_constraints = {s: value_range(lo, hi) for s, (lo, hi) in ranges.items()}
 
 
-def add_size_asserts(program: torch.export.ExportedProgram, checks: list[tuple[str, int, str, int, str]]) -> int:
+def add_size_asserts(program: torch.export.ExportedProgram,
+                     checks: list[tuple[str, int | None, str, int, str]]) -> int:
     """Insert runtime checks on input sizes into ``program``'s graph.
 
     Each check is ``(placeholder_name, dim, op, bound, message)`` with ``op`` in
     ``>= <= ==``; it becomes ``_assert_scalar(sym_size(x, dim) op bound, message)`` right
-    after the placeholders, so ``program.module()`` and a saved/loaded program enforce it.
-    torch itself leaves lower bounds <= 2 unchecked. Returns the number inserted.
+    after the placeholders (``x op bound`` for an int input, ``dim=None``), so
+    ``program.module()`` and a saved/loaded program enforce it. torch itself leaves lower
+    bounds <= 2 unchecked, for int inputs too. Returns the number inserted.
     """
     ops = {">=": operator.ge, "<=": operator.le, "==": operator.eq}
     graph = program.graph_module.graph
@@ -72,16 +74,26 @@ def add_size_asserts(program: torch.export.ExportedProgram, checks: list[tuple[s
     for name, dim, op, bound, message in checks:
         ph = placeholders.get(name)
         val = ph.meta.get("val") if ph is not None else None
-        if anchor is None or not isinstance(val, torch.Tensor) or dim >= val.dim():
+        if anchor is None or ph is None:
             continue
-        with graph.inserting_after(anchor):
-            size = graph.call_function(torch.ops.aten.sym_size.int, (ph, dim))
-        with graph.inserting_after(size):
-            cond = graph.call_function(ops[op], (size, bound))
+        if dim is None:  # an int input (a SymInt placeholder): compare the value itself
+            if not isinstance(val, torch.SymInt):
+                continue
+            size, value = ph, val  # type: Any, Any
+            with graph.inserting_after(anchor):
+                cond = graph.call_function(ops[op], (size, bound))
+        else:
+            if not isinstance(val, torch.Tensor) or dim >= val.dim():
+                continue
+            with graph.inserting_after(anchor):
+                size = graph.call_function(torch.ops.aten.sym_size.int, (ph, dim))
+            with graph.inserting_after(size):
+                cond = graph.call_function(ops[op], (size, bound))
+            value = val.shape[dim]
+            size.meta["val"] = value
         with graph.inserting_after(cond):
             check = graph.call_function(torch.ops.aten._assert_scalar.default, (cond, message))
-        size.meta["val"] = val.shape[dim]
-        cond.meta["val"] = ops[op](val.shape[dim], bound)
+        cond.meta["val"] = ops[op](value, bound)
         check.meta["val"] = None
         anchor = check
         done += 1

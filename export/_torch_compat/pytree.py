@@ -63,30 +63,38 @@ def key_entry(entry: Any) -> tuple[str, Any]:
 class SizeSource:
     """An input size as torch names it: ``L['y']['a'].size()[0]`` (non-strict: ``path``
     is the key path ``['y']['a']`` of the bound arguments) or
-    ``L['flat_args'][3].size()[0]`` (strict: ``flat_index`` 3 of the flattened inputs)."""
+    ``L['flat_args'][3].size()[0]`` (strict: ``flat_index`` 3 of the flattened inputs).
+    ``dim`` is None for an input's own value (``L['n']``: an int input made a symint)."""
 
-    dim: int
+    dim: int | None
     path: str | None = None
     flat_index: int | None = None
 
 
 _SOURCE_DIM = re.compile(r"^(?P<base>.*)\.size\(\)\[(?P<dim>\d+)\]$")
 _FLAT_ARG = re.compile(r"L\['flat_args'\]\[(\d+)\]")
+_INPUT_VALUE = re.compile(r"L(\[('[^']*'|\d+)\])+")
+"""An input's own value: ``L['n']``, ``L['d']['k']``, ``L['flat_args'][1]``."""
 
 
 def size_source(name: str) -> SizeSource | None:
-    """The input size behind torch's source name ``name``; None for anything else
-    (strides, storage offsets, locals).
+    """The input size behind torch's source name ``name`` (or the input itself, for an int
+    input); None for anything else (strides, storage offsets, locals).
 
     >>> size_source("L['y']['a'].size()[0]"), size_source("L['flat_args'][3].size()[1]")
     (SizeSource(dim=0, path="['y']['a']", flat_index=None), SizeSource(dim=1, path=None, flat_index=3))
+    >>> size_source("L['n']"), size_source("L['flat_args'][1]")
+    (SizeSource(dim=None, path="['n']", flat_index=None), SizeSource(dim=None, path=None, flat_index=1))
     >>> size_source("L['x'].stride()[0]") is None
     True
     """
     m = _SOURCE_DIM.match(name)
     if m is None:
-        return None
-    base, dim = m["base"], int(m["dim"])
+        if _INPUT_VALUE.fullmatch(name) is None:
+            return None
+        base, dim = name, None
+    else:
+        base, dim = m["base"], int(m["dim"])
     flat = _FLAT_ARG.fullmatch(base)
     if flat is not None:
         return SizeSource(dim, flat_index=int(flat[1]))

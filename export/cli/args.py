@@ -324,7 +324,7 @@ def dynamic_shapes_of(inputs: Inputs, specs: Sequence[DynamicArg]) -> tuple[dict
             dims[name] = Dim(name, **kw)
         except Exception as e:  # noqa: BLE001 - torch validates names and ranges
             raise UsageError(f"--dynamic {text}: {e}") from None
-    per_leaf: dict[str, dict[int, Any]] = {}
+    per_leaf: dict[str, dict[int | None, Any]] = {}
     labels: Labels = {}
     for s in specs:
         where = f"--dynamic {s.text}"

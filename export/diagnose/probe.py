@@ -56,11 +56,15 @@ def _resized(t: torch.Tensor, dim: int, n: int) -> torch.Tensor:
 
 def enlarged_inputs(inputs: Inputs, args: tuple[Any, ...], kwargs: dict[str, Any] | None,
                     sizes: Mapping[InputDim, int]) -> tuple[tuple[Any, ...], dict[str, Any] | None]:
-    """``args``/``kwargs`` with the given dims of the example tensors resized (data repeated)."""
+    """``args``/``kwargs`` with the given dims of the example tensors resized (data repeated),
+    and the given int inputs (``dim=None``, an argument of their own) set to their value."""
     new: dict[int, torch.Tensor] = {}
+    ints: dict[str, int] = {}
     for d, n in sizes.items():
         leaf = inputs.leaf_named(d.input_name)
-        if leaf is None or not leaf.is_tensor:
+        if leaf is not None and d.dim is None and d.input_name in inputs.bound:
+            ints[d.input_name] = n
+        if leaf is None or not leaf.is_tensor or d.dim is None:
             continue
         base = new.get(id(leaf.value), leaf.value)
         new[id(leaf.value)] = _resized(base, d.dim, n)
@@ -68,7 +72,13 @@ def enlarged_inputs(inputs: Inputs, args: tuple[Any, ...], kwargs: dict[str, Any
     def swap(x: Any) -> Any:
         return new.get(id(x), x) if isinstance(x, torch.Tensor) else x
 
-    return tc.tree_map(swap, args), (tc.tree_map(swap, kwargs) if kwargs is not None else None)
+    args, kwargs = tc.tree_map(swap, args), (tc.tree_map(swap, kwargs) if kwargs is not None else None)
+    if ints:
+        params = list(inputs.bound)
+        args = tuple(ints.get(params[i], a) if i < len(params) else a for i, a in enumerate(args))
+        if kwargs is not None:
+            kwargs = {k: ints.get(k, v) for k, v in kwargs.items()}
+    return args, kwargs
 
 
 def _sizes_for(spec: Spec, dims: Iterable[InputDim], value: int) -> dict[InputDim, int]:

@@ -15,7 +15,7 @@ import sympy
 
 from export.errors import ConstraintViolationError
 from export.program.document import error_document
-from export.program.words import congruence_words, plain_words, specialized_words
+from export.program.words import congruence_words, guard_words, specialized_words
 from export.fixes.verify import static_fixes, suggest_fixes
 from export.diagnose.probe import probe_specializations
 from export.diagnose.redundant import irredundant
@@ -73,9 +73,9 @@ def blocking_violations(trace: Trace) -> list[Fact]:
     return [v.fact for v in trace.solver.violations(only=may_block)]
 
 
-def _hint_bounds(trace: Trace) -> dict[sympy.Symbol, tuple[int, int | None]]:
+def _hint_bounds(trace: Trace) -> dict[sympy.Symbol, tuple[int | None, int | None]]:
     """The declared bounds of the hint dims (AUTO, DYNAMIC)."""
-    out = {}
+    out: dict[sympy.Symbol, tuple[int | None, int | None]] = {}
     for d, sym in trace.dim_syms.items():
         if sym in trace.auto_syms:
             decl = trace.spec.decl(d)
@@ -138,10 +138,7 @@ def causes_of(facts: list[Fact], trace: Trace) -> tuple[Cause, ...]:
 
 def _words(trace: Trace, rel: sympy.Basic, names: Mapping[sympy.Symbol, str]) -> str:
     try:
-        simple = trace.solver.simplify(rel)
-        if isinstance(simple, sympy.logic.boolalg.BooleanAtom):  # true given the other facts: say it as asked
-            return relation_text(rel, names)
-        return plain_words(simple, names)
+        return guard_words(trace.solver, rel, names)
     except Exception:  # noqa: BLE001 - a message must never fail the export
         return relation_text(rel, names)
 

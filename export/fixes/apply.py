@@ -34,13 +34,15 @@ class FixedSpec:
 
 class _Rewriter:
     def __init__(self, spec: Spec, dim_syms: Mapping[InputDim, sympy.Symbol]) -> None:
-        self.ranges: dict[str, tuple[int, int | None]] = {r.name: (r.lo, r.hi) for r in spec.roots}
+        self.ranges: dict[str, tuple[int | None, int | None]] = {r.name: (r.lo, r.hi) for r in spec.roots}
         self.texts: dict[str, str] = {r.name: r.text for r in spec.roots}
         self.subst: dict[sympy.Symbol, sympy.Expr] = {}
         self.decls = list(spec.decls)
         self.api = spec.api
         by_sym = {sym: d for d, sym in dim_syms.items()}
         self.decl_of = {sym: next((x for x in spec.decls if x.dim == d), None) for sym, d in by_sym.items()}
+        self.value_roots = {s.name for x in spec.decls if x.dim.is_value and x.expr is not None
+                            for s in x.expr.free_symbols}  # an int input's own Dim: no one else's
 
     # -- expressions in (current) roots ------------------------------------------------------
     def expr(self, sym: sympy.Symbol) -> sympy.Expr:
@@ -55,6 +57,8 @@ class _Rewriter:
                 name = f"_{name}"
             self.ranges[name] = (decl.lo, decl.hi)
             self.texts[name] = f"{decl.dim}"
+            if decl.dim.is_value:
+                self.value_roots.add(name)
             self.decls[self.decls.index(decl)] = DimDecl(decl.dim, "dynamic", int_symbol(name), name)
             self.decl_of[sym] = self.decls[-1]
             return int_symbol(name)
@@ -76,7 +80,7 @@ class _Rewriter:
     # -- fixes -----------------------------------------------------------------------------------
     def narrow(self, r: sympy.Symbol, lo: int | None, hi: int | None) -> None:
         old_lo, old_hi = self.ranges[r.name]
-        new_lo = old_lo if lo is None else max(old_lo, lo)
+        new_lo = old_lo if lo is None else (lo if old_lo is None else max(old_lo, lo))
         new_hi = hi if old_hi is None else (old_hi if hi is None else min(old_hi, hi))
         self.ranges[r.name] = (new_lo, new_hi)
 
@@ -90,7 +94,15 @@ class _Rewriter:
         self.narrow(r, *Affine(r, a, b).root_range(lo, hi))
         return True
 
+    def _ties_int_input(self, *exprs: sympy.Expr) -> bool:
+        """Whether the relation of ``exprs`` ties an int input's Dim to another Dim: an int
+        takes a Dim of its own (torch would not check a shared one), so that is a check."""
+        names = {s.name for e in exprs for s in e.free_symbols}
+        return len(names) > 1 and bool(names & self.value_roots)
+
     def equate(self, e1: sympy.Expr, e2: sympy.Expr) -> bool:
+        if self._ties_int_input(e1, e2):
+            return False
         for lhs, rhs in ((e1, e2), (e2, e1)):
             aff = self.affine(lhs)
             if aff is None or abs(aff[1]) != 1 or aff[0] in rhs.free_symbols:
@@ -114,6 +126,8 @@ class _Rewriter:
         if aff is None:
             return False
         r, a, b = aff
+        if r.name in self.value_roots:
+            return False  # an int input takes no derived Dim: its divisibility is a check
         c = solve_linear(a, b, (m, res))
         if c is None:
             return False
@@ -124,7 +138,7 @@ class _Rewriter:
         name = fresh if fresh not in self.ranges else f"{fresh}_{r.name}"
         new = int_symbol(name)
         self.subst[r] = m2 * new + r2
-        self.ranges[name] = (max(0, -((r2 - lo) // m2)), None if hi is None else (hi - r2) // m2)
+        self.ranges[name] = (max(0, -((r2 - (lo or 0)) // m2)), None if hi is None else (hi - r2) // m2)
         self.texts[name] = f"{r.name} = {m2}*{name} + {r2}" if r2 else f"{r.name} = {m2}*{name}"
         return True
 

@@ -96,16 +96,16 @@ def classic_constraints(spec: Spec) -> list[Any]:
     """
     out: list[Any] = []
     for r, primary, related in spec.groups():
-        if primary is None:
-            continue
+        if primary is None or primary.dim.dim is None:
+            continue  # dynamic_dim names tensor dims only
         p = classic_dim(primary.dim.input_name, primary.dim.dim)
-        out.append(p >= max(r.lo, 2))
+        out.append(p >= max(r.lo or 0, 2))
         if r.hi is not None:
             out.append(p <= r.hi)
         for d in related:
             form = Affine.of(d.expr) if d.expr is not None else None
-            if form is None:
-                continue  # dynamic_dim says only a * x + b
+            if form is None or d.dim.dim is None:
+                continue  # dynamic_dim says only a * x + b, of tensor dims
             a, b = form.a, form.b
             other = classic_dim(d.dim.input_name, d.dim.dim)
             out.append(other == (p if (a, b) == (1, 0) else a * p + b))

@@ -29,8 +29,8 @@ from export.program.branches import branch_warnings
 from export.errors import ArchiveError, RefusedInputError, SymshapeWarning
 from export.program.floor_policy import floor_policy
 from export.spec.inputs import Inputs
-from export.tracing.trace import Trace, problem_json, relation_text, trace_stats
-from export.program.words import plain_words
+from export.tracing.trace import Trace, problem_json, trace_stats
+from export.program.words import guard_words
 from export.program.analysis import analyse, congruence_texts, internal_roots
 from export.program.refusals import KeptCheck, input_sizes, kept_warning, refusal_text
 from export.program.zero_one import NOTHING, ZeroOne, ZeroOneEvidence
@@ -176,10 +176,13 @@ def finish(ep: ExportedProgram, trace: Trace, zero_one: ZeroOne = NOTHING,
     tc.set_range_constraints(ep, {**{k: tc.range_bounds(v) for k, v in ep.range_constraints.items()}, **ranges})
     names = _placeholder_names(ep, inputs)
     dim_ranges = {str(d): s.bounds(sym) for d, sym in trace.dim_syms.items()}
-    checks = []
+    checks: list[tuple[str, int | None, str, int, str]] = []
     for d, sym in trace.dim_syms.items():
         lo, _ = dim_ranges[str(d)]
-        if lo is not None and 0 < lo <= 2 and d.input_name in names:
+        if d.is_value and lo is not None and lo <= 2 and d.input_name in names:
+            checks.append((names[d.input_name], None, ">=", lo,
+                           f"symshape: {d} must be >= {lo}: the program assumes it"))
+        elif lo is not None and 0 < lo <= 2 and d.input_name in names:
             why = ("sizes 0 and 1 are specialized while tracing" if lo == 2 else
                    "torch's size symbols are positive, so a branch on size 0 was decided without a guard")
             checks.append((names[d.input_name], d.dim, ">=", lo,
@@ -217,9 +220,7 @@ def _assert_words(trace: Trace, solver: Solver, condition: sympy.Basic) -> str |
     if rel is None or not rel.free_symbols or not rel.free_symbols <= trace.names.keys():
         return None
     try:
-        simple = solver.simplify(rel)
-        words = relation_text(rel, trace.names) if isinstance(simple, sympy.logic.boolalg.BooleanAtom) \
-            else plain_words(simple, trace.names)
+        words = guard_words(solver, rel, trace.names)
     except Exception:  # noqa: BLE001 - torch's message stays
         return None
     return f"symshape: the exported program refuses these inputs: {words}"

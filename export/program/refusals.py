@@ -30,7 +30,7 @@ from typing import Any
 import sympy
 
 from export.errors import InputError
-from export.program.words import plain_words
+from export.program.words import guard_words
 from solver import DECLARED, Fact, Solver, Truth
 
 __all__ = ["refusal_text", "input_sizes", "KeptCheck", "CHECK", "RAISE", "check_relations_mode", "kept_warning"]
@@ -76,9 +76,13 @@ _MAX_REASONS = 4
 
 def input_sizes(names: Sequence[str | None], flat: Sequence[Any]) -> dict[str, int]:
     """``{"x.size(1)": 6}`` for the tensors among a call's flat user inputs, named by ``names``
-    (the program's user inputs in order; None for one that is no tensor)."""
+    (the program's user inputs in order; None for one that is no tensor), and ``{"n": 3}``
+    for its int inputs."""
     out: dict[str, int] = {}
     for name, value in zip(names, flat):
+        if name is not None and isinstance(value, int) and not isinstance(value, bool):
+            out[name] = value
+            continue
         shape = getattr(value, "shape", None)
         if name is None or shape is None:
             continue
@@ -113,7 +117,7 @@ def _reason(fact: Fact, solver: Solver, names: Mapping[sympy.Symbol, str], value
         words = (fact.reason.text or "").replace(" in [", " must be in [", 1)
     else:
         try:
-            words = plain_words(solver.simplify(fact.rel), names)
+            words = guard_words(solver, fact.rel, names)
         except Exception:  # noqa: BLE001 - a refusal's wording must never hide the refusal
             words = fact.reason.text or str(fact.rel)
     free = sorted(fact.rel.free_symbols, key=str)

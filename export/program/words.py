@@ -14,11 +14,14 @@ from collections.abc import Mapping
 
 import sympy
 
-from export.tracing.trace import Trace, spec_or_positive
+from export.tracing.trace import Trace, relation_text, spec_or_positive
 from shapes.printing import to_python
 from solver import Fact, Reason, Solver, SolverError, Truth
 
-__all__ = ["congruence_words", "plain_words", "specialized_words"]
+__all__ = ["congruence_words", "plain_words", "specialized_words", "interval_words", "guard_words", "REQUIRES"]
+
+REQUIRES = "the model requires "
+"""How :func:`plain_words` begins a relation it has no sentence for (said as code)."""
 
 
 def congruence_words(trace: Trace, facts: list[Fact]) -> list[str] | None:
@@ -62,6 +65,54 @@ def congruence_words(trace: Trace, facts: list[Fact]) -> list[str] | None:
         return words
     except SolverError:
         return None
+
+
+def guard_words(solver: Solver, rel: sympy.Basic, names: Mapping[sympy.Symbol, str]) -> str:
+    """A guard of ``solver``'s in words: :func:`plain_words` of its normal form, a relation
+    that is a range over the spec said as that range (:func:`interval_words`), one the
+    other facts make true said as asked. Raises what the solver raises."""
+    simple = solver.simplify(rel)
+    if isinstance(simple, sympy.logic.boolalg.BooleanAtom):  # true given the other facts: say it as asked
+        return relation_text(rel, names)
+    words = plain_words(simple, names)
+    if words.startswith(REQUIRES):
+        base = solver.replica(kinds=("spec", "trace_assumption"), keep=spec_or_positive)
+        return interval_words(base, rel, names) or words
+    return words
+
+
+def interval_words(base: Solver, rel: sympy.Basic, names: Mapping[sympy.Symbol, str]) -> str | None:
+    """A guard on one input dim said as the range it amounts to over ``base``'s facts (the
+    spec), when it is exactly that range: torch's ``max(1, n - 5) + 5 == n`` (from
+    ``x[:, 5:]``) reads ``x.size(1) must be >= 6``. None when it is no range.
+
+    >>> from shapes import int_symbol
+    >>> s = Solver(); n = s.symbol("n", 1, None)
+    >>> interval_words(s, sympy.Eq(sympy.Max(1, n - 5) + 5, n), {n: "x.size(1)"})
+    'x.size(1) must be >= 6'
+    >>> interval_words(s, sympy.Eq(sympy.Mod(n, 2), 0), {n: "x.size(1)"}) is None
+    True
+    """
+    if len(rel.free_symbols) != 1:
+        return None
+    sym = next(iter(rel.free_symbols))
+    if sym not in names:
+        return None
+    try:
+        before = base.bounds(sym)
+        lo, hi = base.replica(kinds=("spec", "trace_assumption"), extra=((rel, Reason("guard", "", None, None)),)).bounds(sym)
+        if (lo, hi) == before:
+            return None
+        said = tuple((r, Reason("guard", "", None, None)) for r in
+                     ([sympy.Ge(sym, lo)] if lo is not None else []) + ([sympy.Le(sym, hi)] if hi is not None else []))
+        if base.replica(kinds=("spec", "trace_assumption"), extra=said).decide(rel) is not Truth.TRUE:
+            return None
+    except SolverError:
+        return None
+    name = names[sym]
+    if lo != before[0] and hi != before[1]:
+        return f"{name} must be {lo}" if lo == hi else f"{name} must be in [{lo}, {hi}]"
+    return f"{name} must be >= {lo}" if lo != before[0] else f"{name} must be <= {hi}"
 
 
 def _input_dim_named(trace: Trace, spec: Solver, root: sympy.Symbol) -> str | None:
@@ -134,7 +185,7 @@ def plain_words(rel: sympy.Basic, names: Mapping[sympy.Symbol, str]) -> str:
     pos = sympy.Add(*[t for t in sympy.Add.make_args(d) if t.as_coeff_Mul()[0] > 0])
     neg = -sympy.Add(*[t for t in sympy.Add.make_args(d) if t.as_coeff_Mul()[0] < 0])
     rel2 = {"==": sympy.Eq, "!=": sympy.Ne, ">=": sympy.Ge}[op](pos, neg, evaluate=False)
-    return f"the model requires {to_python(rel2, names)}"
+    return f"{REQUIRES}{to_python(rel2, names)}"
 
 
 def specialized_words(dims: tuple[str, ...], value: object) -> str:

@@ -45,11 +45,13 @@ def torch_dynamic_shapes(spec: Spec, inputs: Inputs, *, tracing: bool = False) -
     symshape's own trace runs with, where ``Dim.DYNAMIC`` is traced as ``Dim.AUTO``
     (symshape refuses its specialization itself, see :mod:`export.diagnose.dynamic_hints`)."""
     dims = {r.name: Dim(r.name, min=r.lo, max=r.hi if r.hi is not None else tc.int_oo) for r in spec.roots}
-    per_leaf: dict[str, dict[int, Any]] = {}
+    per_leaf: dict[str, dict[int | None, Any]] = {}
     for decl in spec.decls:
-        per_leaf.setdefault(decl.dim.input_name, {})[decl.dim.dim] = (
-            _torch_hint(decl, tracing) if decl.expr is None else _to_torch_dim(decl.expr, dims)
-        )
+        if decl.dim.is_value:
+            entry = _torch_int_hint(decl, spec, tracing)
+        else:
+            entry = _torch_hint(decl, tracing) if decl.expr is None else _to_torch_dim(decl.expr, dims)
+        per_leaf.setdefault(decl.dim.input_name, {})[decl.dim.dim] = entry
     return dynamic_shapes_tree(inputs, per_leaf)
 
 
@@ -58,6 +60,19 @@ def _torch_hint(decl: DimDecl, tracing: bool) -> Any:
     if decl.lo == 0 and decl.hi is None:
         return hint
     return hint(min=decl.lo, max=decl.hi)
+
+
+def _torch_int_hint(decl: DimDecl, spec: Spec, tracing: bool) -> Any:
+    """An int input as torch takes it: ``Dim.AUTO`` / ``Dim.DYNAMIC`` with the bounds (torch
+    refuses a named ``Dim`` there; symshape holds the int to its own Dim's range)."""
+    hint = Dim.AUTO if decl.mode == "auto" or tracing else Dim.DYNAMIC
+    lo, hi = decl.lo, decl.hi
+    if decl.expr is not None:
+        root = spec.root(next(iter(decl.expr.free_symbols)).name)
+        lo, hi = root.lo, root.hi
+    if lo is None and hi is None:
+        return hint
+    return hint(min=lo, max=hi)
 
 
 def torch_derived(root: Any, form: Affine) -> Any:
@@ -73,19 +88,21 @@ def _to_torch_dim(expr: sympy.Expr, dims: Mapping[str, Any]) -> Any:
     return torch_derived(dims[form.root.name], form)
 
 
-def dynamic_shapes_tree(inputs: Inputs, per_leaf: Mapping[str, Mapping[int, Any]]) -> dict[str, Any]:
+def dynamic_shapes_tree(inputs: Inputs, per_leaf: Mapping[str, Mapping[int | None, Any]]) -> dict[str, Any]:
     """A dynamic_shapes pytree mirroring the bound arguments (None for static leaves);
-    ``per_leaf`` maps a leaf's name to its ``{dim: Dim}``."""
+    ``per_leaf`` maps a leaf's name to its ``{dim: Dim}`` (``{None: Dim}`` for an int input)."""
 
     return {p: _tree_of(v, p, (), per_leaf) for p, v in inputs.bound.items()}
 
 
-def _tree_of(value: Any, param: str, path: tuple[Any, ...], per_leaf: Mapping[str, Mapping[int, Any]]) -> Any:
+def _tree_of(value: Any, param: str, path: tuple[Any, ...], per_leaf: Mapping[str, Mapping[int | None, Any]]) -> Any:
     """The spec of one input as torch takes it: builtin containers mirrored, a registered
     class (a dataclass) as the list of its flattened children, None for static leaves."""
     if isinstance(value, torch.Tensor):
         dims = per_leaf.get(leaf_name(param, path))
         return dict(dims) if dims else None
+    if is_int_input(value):
+        return per_leaf.get(leaf_name(param, path), {}).get(None)
     children = _children(value)
     if children is None:
         return None
@@ -174,7 +191,7 @@ def from_shapes_spec(f: Any, args: tuple[Any, ...], kwargs: Mapping[str, Any] | 
         raise InputError(f"dynamic_shapes ({kind}): {e}") from None
     inputs = Inputs.bind(f, args, kwargs)
     roots: dict[sympy.Symbol, Any] = {}
-    per_leaf: dict[str, dict[int, Any]] = {}
+    per_leaf: dict[str, dict[int | None, Any]] = {}
     for value, leaf_spec in leaves:
         if leaf_spec is None:
             continue
@@ -218,6 +235,7 @@ class _ModernBuilder:
     def __init__(self) -> None:
         self.roots: dict[str, RootDim] = {}
         self.decls: list[DimDecl] = []
+        self.int_roots: set[str] = set()  # the named Dims of int inputs: one input each
 
     def walk(self, value: Any, spec: Any, param: str, path: tuple[Any, ...]) -> None:
         """Pair ``spec`` with the input ``value`` as torch does: builtin containers
@@ -229,12 +247,13 @@ class _ModernBuilder:
         if isinstance(value, torch.Tensor):
             self.tensor(value, spec, where)
             return
+        if is_int_input(value):
+            self.int_input(InputDim(where, None), spec, int(value))
+            return
         children = _children(value)
         if children is None:
-            note = (" (symshape does not support dynamic int inputs yet; pass a tensor, or None to keep it static)"
-                    if isinstance(value, int) and (tc.is_dim_hint(spec) or isinstance(spec, Dim)) else "")
             raise InputError(f"dynamic_shapes for {where} is {spec!r:.60}, but {where} is a {type(value).__name__}, "
-                             f"not a tensor: use None for it{note}")
+                             f"not a tensor or an int: use None for it")
         for (key, child), child_spec in zip(children, _spec_children(value, spec, children, where)):
             self.walk(child, child_spec, param, path + (key,))
 
@@ -264,10 +283,55 @@ class _ModernBuilder:
             self.hint(d, spec, size)
             return
         if tc.is_derived_dim(spec) or isinstance(spec, Dim):
+            if _root_name(spec) in self.int_roots:
+                raise InputError(f"dynamic_shapes for {d} is {spec.__name__}, the Dim of an int input: an int takes "
+                                 "a Dim of its own (torch would not check the relation); give the int Dim.DYNAMIC "
+                                 "or a Dim of its own, and symshape keeps its relation to the sizes as a runtime check")
             expr = self.expr_of(spec, d)
             self.decls.append(DimDecl(d, "dynamic", expr, spec.__name__))
             return
         raise InputError(f"dynamic_shapes for {d} is {spec!r:.60}: use a Dim, Dim.AUTO/STATIC/DYNAMIC or None")
+
+    def int_input(self, d: InputDim, spec: Any, value: int) -> None:
+        """An int input made dynamic (a symint): ``Dim.AUTO`` / ``Dim.DYNAMIC`` with their
+        bounds (no lower bound unless given: ints may be negative), ``Dim.STATIC``, an int
+        (its value), or a named ``Dim`` of its own, whose range the program checks (torch
+        takes only the hints). A Dim shared with another input or a derived Dim is refused:
+        torch would not check the relation at run time."""
+        if tc.is_dim_hint(spec) and spec.type.name != "STATIC":
+            kind = spec.type.name
+            what = f"Dim.{kind} for the int input {d}"
+            lo, hi = _bound(spec.min, "min", what), _bound(spec.max, "max", what)
+            if hi is not None and lo is not None and lo > hi:
+                raise InputError(f"{what} has min={lo} > max={hi}")
+            text = f"Dim.{kind}" + (_bounds_text(lo, hi) if (lo, hi) != (None, None) else "")
+            self.decls.append(DimDecl(d, "auto" if kind == "AUTO" else "dynamic", None, text, lo, hi))
+            return
+        if tc.is_dim_hint(spec):
+            self.hint(d, spec, value)  # Dim.STATIC: its bounds checked
+            return
+        if isinstance(spec, Dim) and not tc.is_derived_dim(spec):
+            name = spec.__name__
+            if name in self.roots or name in self.int_roots:
+                raise InputError(f"dynamic_shapes for the int input {d} is Dim({name!r}), which names another input "
+                                 f"too: an int takes a Dim of its own (torch would not check that they are equal); "
+                                 f"give {d} Dim.DYNAMIC or a Dim of its own, and symshape keeps its relation to "
+                                 f"the other inputs as a runtime check")
+            expr = self.expr_of(spec, d)
+            self.int_roots.add(name)
+            self.decls.append(DimDecl(d, "dynamic", expr, spec.__name__))
+            return
+        if tc.is_derived_dim(spec):
+            raise InputError(f"dynamic_shapes for the int input {d} is the derived Dim {spec.__name__}: an int "
+                             f"takes a Dim of its own (torch would not check the relation); give {d} Dim.DYNAMIC "
+                             f"or a Dim of its own, and symshape keeps its relation to the other inputs as a "
+                             f"runtime check")
+        if spec is None or (isinstance(spec, int) and not isinstance(spec, bool)):
+            if isinstance(spec, int) and spec != value:
+                raise InputError(f"{d} is declared static {spec} but the example is {value}")
+            return
+        raise InputError(f"dynamic_shapes for the int input {d} is {spec!r:.60}: use Dim.AUTO/DYNAMIC/STATIC, "
+                         "a Dim of its own, or None")
 
     def hint(self, d: InputDim, spec: Any, size: int) -> None:
         """``Dim.STATIC`` (static: bounds, if given, must hold the example size, as torch
@@ -309,6 +373,17 @@ class _ModernBuilder:
                              "use one Dim object or distinct names")
         self.roots[name] = root
         return root.symbol
+
+
+def is_int_input(value: Any) -> bool:
+    """Whether an input leaf is a Python int (not a bool): one torch can make a symint."""
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _root_name(spec: Any) -> str:
+    while tc.is_derived_dim(spec):
+        spec = spec.root
+    return str(spec.__name__)
 
 
 def _bound(value: Any, which: str, what: str) -> int | None:

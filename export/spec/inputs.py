@@ -121,10 +121,21 @@ class Inputs:
         return None
 
     def dim_of_source(self, source_name: str) -> InputDim | None:
-        """The input dim behind a torch source name, or None (strides, offsets, unknown)."""
+        """The input dim behind a torch source name (an int input's value: ``dim=None``),
+        or None (strides, offsets, unknown).
+
+        >>> def f(x, n): ...
+        >>> inp = Inputs.bind(f, (torch.zeros(2), 3), None)
+        >>> inp.dim_of_source("L['n']"), inp.dim_of_source("L['flat_args'][1]"), inp.dim_of_source("L['x']")
+        (InputDim(input_name='n', dim=None), InputDim(input_name='n', dim=None), None)
+        """
         source = tc.size_source(source_name)
         leaf = None if source is None else self._leaf_of_source(source)
-        return None if leaf is None or source is None else InputDim(leaf.name, source.dim)
+        if leaf is None or source is None or (source.dim is None) == leaf.is_tensor:
+            return None
+        if source.dim is None and not _is_int(leaf.value):
+            return None
+        return InputDim(leaf.name, source.dim)
 
     def _leaf_of_source(self, source: tc.SizeSource) -> Leaf | None:
         if source.flat_index is not None:
@@ -133,12 +144,21 @@ class Inputs:
         return next((leaf for leaf in self.leaves if tc.keystr(leaf.path) == source.path), None)
 
     def size(self, d: InputDim) -> int:
+        """The example size of ``d`` (the value, for an int input)."""
         leaf = self.leaf_named(d.input_name)
-        assert leaf is not None and leaf.is_tensor
+        assert leaf is not None
+        if d.dim is None:
+            assert _is_int(leaf.value)
+            return int(leaf.value)
+        assert leaf.is_tensor
         return int(leaf.value.shape[d.dim])
 
     def example_sizes(self) -> dict[InputDim, int]:
         return {InputDim(t.name, i): int(n) for t in self.tensors for i, n in enumerate(t.value.shape)}
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def _callable_name(f: Callable[..., Any]) -> str:

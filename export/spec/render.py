@@ -36,11 +36,13 @@ def shown_max(root: RootDim, spec: Spec) -> int | None:
 
 
 def dim_text(d: InputDim) -> str:
-    """``x.shape[0]`` for an input dim (what user code would write)."""
-    return f"{d.input_name}.shape[{d.dim}]"
+    """``x.shape[0]`` for an input dim (what user code would write); an int input's name."""
+    return d.input_name if d.dim is None else f"{d.input_name}.shape[{d.dim}]"
 
 
-def _dim_call(name: str, lo: int, hi: int | None) -> str:
+def _dim_call(name: str, lo: int | None, hi: int | None) -> str:
+    if lo is None:  # an int input with no lower bound: torch takes that only as Dim.DYNAMIC
+        return "Dim.DYNAMIC" + (f"(max={hi})" if hi is not None else "")
     parts = [repr(name)] + ([f"min={lo}"] if lo != 0 else []) + ([f"max={hi}"] if hi is not None else [])
     return f"Dim({', '.join(parts)})"
 
@@ -51,7 +53,7 @@ def render_modern(spec: Spec, inputs: Inputs) -> str:
     names = {r.symbol: r.name for r in spec.roots}
     for r in spec.roots:
         lines.append(f"{r.name} = {_dim_call(r.name, r.lo, shown_max(r, spec))}")
-    per_leaf: dict[str, dict[int, str]] = {}
+    per_leaf: dict[str, dict[int | None, str]] = {}
     for decl in spec.decls:
         text = decl.text if decl.expr is None else to_python(decl.expr, names)
         per_leaf.setdefault(decl.dim.input_name, {})[decl.dim.dim] = text
@@ -65,10 +67,12 @@ def _mentions(param: str, per_leaf: Mapping[str, Any]) -> bool:
     return any(name == param or name.startswith(param + "[") or name.startswith(param + ".") for name in per_leaf)
 
 
-def _literal(value: Any, name: str, per_leaf: Mapping[str, Mapping[int, str]]) -> str:
+def _literal(value: Any, name: str, per_leaf: Mapping[str, Mapping[int | None, str]]) -> str:
     if isinstance(value, torch.Tensor):
         dims = per_leaf.get(name)
         return "None" if not dims else "{" + ", ".join(f"{i}: {t}" for i, t in sorted(dims.items())) + "}"
+    if isinstance(value, int) and not isinstance(value, bool):
+        return per_leaf.get(name, {}).get(None, "None")
     if isinstance(value, Mapping):
         return "{" + ", ".join(f"{k!r}: {_literal(v, f'{name}[{k!r}]', per_leaf)}" for k, v in value.items()) + "}"
     if isinstance(value, tuple) and hasattr(value, "_fields"):
@@ -90,9 +94,12 @@ def render_classic(spec: Spec, inputs: Inputs) -> str:
                 notes.append(f"# {d.dim} = {to_python(d.expr, {r.symbol: r.name})}: dynamic_dim cannot say "
                              f"this (use the Dim form)")
             continue
+        if primary.dim.is_value:
+            notes.append(f"# {primary.dim}: dynamic_dim cannot make an int input dynamic (use the Dim form)")
+            continue
         p = _classic(primary.dim)
         ranged = False
-        if r.lo > CLASSIC_MIN:
+        if r.lo is not None and r.lo > CLASSIC_MIN:
             items.append(f"{p} >= {r.lo}")
             ranged = True
         hi = shown_max(r, spec)
@@ -144,6 +151,8 @@ def render_flags(spec: Spec) -> list[str] | None:
     done: set[str] = set()
     flags = []
     for decl in spec.decls:
+        if decl.dim.is_value:
+            return None  # --dynamic names tensor dims only
         head = f"{decl.dim.input_name}:{decl.dim.dim}"
         if decl.expr is None:
             flags.append(f"--dynamic {shlex.quote(head + ':auto')}")

@@ -39,6 +39,13 @@ __all__ = ["SolverBridge", "dim_symbol_name"]
 _SOFT_APIS = frozenset({"guard_or_false", "guard_or_true", "guard_size_oblivious"})
 """torch's 0/1-safe queries: the branch they take is valid whether or not a size is 0 or 1."""
 
+_GENERAL_ANSWER = {"guard_or_false": False, "guard_or_true": True}
+"""The answer of torch's ``guard_or_false`` / ``guard_or_true`` when it cannot decide: by
+their contract the code after that answer is right whatever the truth (it is the path
+torch takes for data-dependent values). When the example gives that answer and the facts
+do not settle it, the bridge answers it with no fact, so the program keeps the values the
+other answer would exclude (``x[:n]`` asks ``n == 0``: the program runs ``n = 0``)."""
+
 
 _CHECK_LINE = re.compile(r"^\s*torch\._check(_with)?\(")
 """A line that is a ``torch._check`` call: the questions Python asks while evaluating its
@@ -47,11 +54,12 @@ recognised from torch's check path (:func:`export.tracing.sites.asking_site`), w
 
 
 def dim_symbol_name(d: InputDim) -> str:
-    """The solver symbol of an input dim: ``x.size(0)`` -> ``x_size0``."""
+    """The solver symbol of an input dim: ``x.size(0)`` -> ``x_size0``; of an int input's
+    value: ``n`` -> ``n_value``."""
     base = "".join(c if c.isalnum() else "_" for c in d.input_name).strip("_")
     while "__" in base:
         base = base.replace("__", "_")
-    return f"{base}_size{d.dim}"
+    return f"{base}_value" if d.dim is None else f"{base}_size{d.dim}"
 
 
 Z3_QUERY_SECONDS = 1.0
@@ -282,6 +290,8 @@ class SolverBridge(tc.BaseDecider):
             self._counts.routed += 1
             if hint is None:
                 return self._unhinted(rel, api)
+            if _GENERAL_ANSWER.get(api) is hint and self._solver.decide(rel) is Truth.UNKNOWN:
+                return hint
             raw = None
             if api not in _SOFT_APIS:
                 raw = self._questions.hard_question(rel, hint, asking)

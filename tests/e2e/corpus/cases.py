@@ -524,12 +524,13 @@ CASES: list[Case] = [
     Case(
         id="slice_from5_min",
         source="pytorch/pytorch#161705 via PR #185166 (Fix export slice bounds across dynamic dim: x[:, 5:])",
-        summary="x[:, 5:] on a dynamic dim: guards n >= 6 and n - 5 != 1 (the 0/1 rule on the result)",
+        summary="x[:, 5:] on a dynamic dim: guards n >= 6; torch also guards n - 5 != 1 (the 0/1 rule on the "
+                "result), asked where its answer changes no value",
         build=_m(SliceFrom5, _r(2, 8)),
         dynamic_shapes=lambda: ({1: Dim("n")},),
         expect="violation",
         expect_dims=("x.size(1)",),
-        expect_fix="x.size(1) >= 7  (n = Dim('n', min=7))",
+        expect_fix="x.size(1) >= 6  (n = Dim('n', min=6)): n = 6 gives a slice of size 1, which runs like eager",
         vanilla="error:n = Dim('n', min=6)",
         vanilla_fix="n = Dim('n', min=6) is WRONG: re-exporting with it fails again on (n - 5) != 1",
         notes="benchmark: torch's suggested fix is too weak",

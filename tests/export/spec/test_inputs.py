@@ -52,7 +52,7 @@ CASES = [
      r"y.size\(0\) = 5 cannot be 2\*b"),
     ("modern: spec for a non-tensor", lambda: export.export(lambda x, n: x * n, (X, 3),
                                                              dynamic_shapes={"x": None, "n": {0: Dim("b")}}),
-     "n is a int, not a tensor"),
+     r"the int input n is \{0: Dim\('b'.*\}: use Dim.AUTO/DYNAMIC/STATIC, a Dim of its own, or None"),
     ("both APIs at once", lambda: export.export(add, (X, Y), constraints=[], dynamic_shapes={}), "either"),
     ("args not a tuple", lambda: export.export(add, [X, Y]), "args must be a tuple"),
     ("args do not match the signature", lambda: export.export(add, (X,)), "do not match the signature"),

@@ -65,8 +65,9 @@ CASES: list[tuple[str, Callable[[], Any], str]] = [
      "preserve_module_call_signature must be a tuple of submodule names"),
     ("unknown keyword", lambda: export.export(Double(), (X,), fast=True),
      "export\\(\\) got an unexpected keyword 'fast': torch.export.export takes .*prefer_deferred"),
-    ("dynamic int input", lambda: export.export(lambda x, n: x * n, (X, 3), dynamic_shapes={"x": None, "n": Dim.DYNAMIC}),
-     "symshape does not support dynamic int inputs yet"),
+    ("dynamic int input sharing a Dim", lambda: export.export(lambda x, n: x * n, (X, 3),
+                                                              dynamic_shapes={"x": {0: Dim("b")}, "n": Dim("b")}),
+     "an int takes a Dim of its own"),
 ]
 
 

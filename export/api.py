@@ -19,7 +19,7 @@ from torch.export import ExportedProgram
 from export import _torch_compat as tc
 from export.spec.classic import dynamic_dim, from_constraints
 from export.diagnose.data_dependent import data_dependent_error
-from export.diagnose.kept import kept_checks
+from export.diagnose.kept import Kept, kept_checks
 from export.diagnose.violations import violation_error
 from export.diagnose.dynamic_hints import specialized_error
 from export.errors import ExportError, InputError, SymshapeWarning
@@ -347,11 +347,12 @@ class Exporter:
         """:meth:`run` on this example as given."""
         ep, trace = self.trace(spec)
         exporter = self if diagnose else None
-        kept = kept_checks(trace) if self.dim_relations == CHECK else None  # None: judge as violations
-        error = (violation_error(trace, exporter) if kept is None else None) or specialized_error(trace, exporter)
+        kept = kept_checks(trace) if self.dim_relations == CHECK else Kept(None)  # None: judge as violations
+        error = (violation_error(trace, exporter, kept.fix) if kept.checks is None else None) or \
+            specialized_error(trace, exporter)
         if error is not None:
             raise error
-        return finish(ep, trace, zero_one(trace, ep, functools.partial(self._boundary, spec)), kept or ())
+        return finish(ep, trace, zero_one(trace, ep, functools.partial(self._boundary, spec)), kept.checks or ())
 
     def check(self, spec: Spec) -> None:
         """A diagnosis re-export that offers no program (a fix with checks): raises what

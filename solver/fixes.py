@@ -181,9 +181,12 @@ def _reasons_for(solver: Solver, rels: list[sympy.Basic]) -> tuple[Reason, ...]:
     return tuple(out)
 
 
-def suggest(solver: Solver, kinds: tuple[str, ...] = ("guard", "trace_assumption")) -> Fixes:
+def suggest(solver: Solver, kinds: tuple[str, ...] = ("guard", "trace_assumption"), *,
+            reasons: bool = True) -> Fixes:
     """The weakest verified change to ``solver``'s spec under which every fact of ``kinds``
-    (by default every guard) is implied; empty when the spec already implies them all."""
+    (by default every guard) is implied; empty when the spec already implies them all.
+    ``reasons``: give each fix the guards that explain it (an unsat core per relation: the
+    costliest part; a caller that shows no reasons passes False)."""
     spec = solver.replica(kinds=("spec",))
     targets = [f for f in solver.facts if f.reason.kind in kinds]
     if all(spec.decide(f.rel) is Truth.TRUE for f in targets):
@@ -195,7 +198,7 @@ def suggest(solver: Solver, kinds: tuple[str, ...] = ("guard", "trace_assumption
         rels = fix.relations()
         if all(fixed.decide(r) is Truth.TRUE for r in rels):
             continue  # the spec (with earlier fixes) already says it
-        chosen.append(_with_reasons(fix, _reasons_for(solver, rels)))
+        chosen.append(_with_reasons(fix, _reasons_for(solver, rels)) if reasons else fix)
         for r in rels:
             fixed.assume(r, Reason("spec", f"fix: {fix.describe()}"))
     verified = all(fixed.decide(f.rel) is Truth.TRUE for f in targets)

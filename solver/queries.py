@@ -47,6 +47,14 @@ def bounds(st: State, expr: sympy.Basic) -> tuple[int | None, int | None]:
     search completes; loose but sound when the budget ends.
     """
     expr = st.prepare(expr, "expression")
+    table = st.memo.bounds
+    known = table.get(expr)
+    if known is None:
+        known = table[expr] = _bounds(st, expr)
+    return known
+
+
+def _bounds(st: State, expr: sympy.Expr) -> tuple[int | None, int | None]:
     d = st.to_roots(expr)
     lo, hi = bound(d, st.range_lookup)
     lo, hi = ceil(lo), floor(hi)

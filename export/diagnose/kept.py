@@ -11,36 +11,48 @@ with verified fixes; a fix whose re-export keeps the rest as checks needs no mod
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from solver import Truth
 
 from export.diagnose.redundant import irredundant
 from export.diagnose.violations import SPECIALIZED, blocking_violations, causes_of
-from export.fixes.verify import fix_spec
+from export.fixes.verify import SpecFix, fix_spec
 from export.program.refusals import KeptCheck
 from export.tracing.trace import Trace
 
-__all__ = ["kept_checks"]
+__all__ = ["kept_checks", "Kept"]
 
 
-def kept_checks(trace: Trace) -> tuple[KeptCheck, ...] | None:
+@dataclass(frozen=True)
+class Kept:
+    """What :func:`kept_checks` found: ``checks`` to keep (``()``: nothing blocks; None: a
+    violation needs a change a Dim can say, or a 0/1 cause), and the solver's ``fix`` for
+    the trace when it was worked out (the error's fix then starts from it, not again)."""
+
+    checks: tuple[KeptCheck, ...] | None
+    fix: SpecFix | None = None
+
+
+def kept_checks(trace: Trace) -> Kept:
     """The trace's blocking violations as checks to keep, when the spec plus the relations no
-    Dim can say (the fix's ``torch._check`` relations) implies every one of them; ``()`` when
-    nothing blocks; None when a violation needs a change a Dim can say (or a 0/1 cause)."""
+    Dim can say (the fix's ``torch._check`` relations) implies every one of them."""
     blocking = blocking_violations(trace)
     if not blocking:
-        return ()
+        return Kept(())
     causes = causes_of(irredundant(blocking, trace), trace)
     if any(c.kind == SPECIALIZED for c in causes):
-        return None
-    _, fixed = fix_spec(trace)
+        return Kept(None)
+    fix = fix_spec(trace)
+    fixed = fix[1]
     if not fixed.checks:
-        return None
+        return Kept(None, fix)
     given = trace.solver.replica(kinds=("spec",))
     try:
         for rel in fixed.checks:
             given.assume(rel)
         if any(given.decide(f.rel) is not Truth.TRUE for f in blocking):
-            return None
+            return Kept(None, fix)
     except Exception:  # noqa: BLE001 - relations the solver cannot take are no checks to keep
-        return None
-    return tuple(KeptCheck(c.constraint, c.origin, c.code, tuple(c.dims)) for c in causes)
+        return Kept(None, fix)
+    return Kept(tuple(KeptCheck(c.constraint, c.origin, c.code, tuple(c.dims)) for c in causes), fix)

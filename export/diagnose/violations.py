@@ -16,7 +16,7 @@ import sympy
 from export.errors import ConstraintViolationError
 from export.program.document import error_document
 from export.program.words import congruence_words, guard_words, specialized_words
-from export.fixes.verify import static_fixes, suggest_fixes
+from export.fixes.verify import SpecFix, static_fixes, suggest_fixes
 from export.diagnose.probe import probe_specializations
 from export.diagnose.redundant import irredundant
 from export.fixes.suggested import ReExporter, SuggestedFixes
@@ -145,9 +145,11 @@ def _words(trace: Trace, rel: sympy.Basic, names: Mapping[sympy.Symbol, str]) ->
 
 # -- the error -------------------------------------------------------------------------------
 
-def violation_error(trace: Trace, exporter: ReExporter | None) -> ConstraintViolationError | None:
+def violation_error(trace: Trace, exporter: ReExporter | None,
+                    fix: SpecFix | None = None) -> ConstraintViolationError | None:
     """The error for an export whose guards the spec does not imply, or None; its fixes
-    and 0/1 probes re-export through ``exporter`` (None: none)."""
+    and 0/1 probes re-export through ``exporter`` (None: none); ``fix``: the solver's fix
+    for the trace, when already worked out."""
     blocking = blocking_violations(trace)
     if not blocking:
         return None
@@ -160,7 +162,7 @@ def violation_error(trace: Trace, exporter: ReExporter | None) -> ConstraintViol
         alone = all(c.kind == SPECIALIZED for c in causes)
         causes, static, fixes = _diagnose_specializations(causes, trace, exporter, build=alone)
     if fixes is None:
-        fixes = suggest_fixes(trace, exporter, static)  # err.fixes is never None
+        fixes = suggest_fixes(trace, exporter, static, fix)  # err.fixes is never None
     lines = ["Constraints violated: the model needs more than the declared dynamic shapes guarantee."]
     for i, c in enumerate(causes, 1):
         lines.append(f"  {i}. {c.describe()}")

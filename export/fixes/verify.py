@@ -83,11 +83,15 @@ def _with_floors(trace: Trace, records: Fixes) -> Callable[[Fact], bool]:
 
 def _suggested(trace: Trace, keep: Callable[[Fact], bool]) -> tuple[Fixes, FixedSpec]:
     """The solver's fixes for the trace's facts that ``keep`` accepts, and the spec they give."""
-    records = suggest(trace.solver.replica(kinds=("spec", "guard", "trace_assumption"), keep=keep))
+    records = suggest(trace.solver.replica(kinds=("spec", "guard", "trace_assumption"), keep=keep), reasons=False)
     return records, apply_fixes(trace, records)
 
 
-def fix_spec(trace: Trace) -> tuple[Fixes, FixedSpec]:
+SpecFix = tuple[Fixes, FixedSpec]
+"""The solver's fix records for a trace and the spec they give (:func:`fix_spec`)."""
+
+
+def fix_spec(trace: Trace) -> SpecFix:
     """The solver's fix for the trace's facts and the spec it gives (not verified): its
     ``checks`` are the relations no Dim can say."""
     records, fixed = _suggested(trace, lambda f: _fix_fact(trace, f))
@@ -98,12 +102,14 @@ def fix_spec(trace: Trace) -> tuple[Fixes, FixedSpec]:
     return records, fixed
 
 
-def suggest_fixes(trace: Trace, exporter: ReExporter | None, static: Sequence[InputDim] = ()) -> SuggestedFixes:
-    """The solver's fix for the trace's facts, with the ``static`` dims (0/1 specializations)
-    static at their example sizes, verified by re-exporting what ``apply()`` returns (with
-    ``dim_relations="check"`` the re-export keeps the fix's relations as runtime checks)."""
+def suggest_fixes(trace: Trace, exporter: ReExporter | None, static: Sequence[InputDim] = (),
+                  fix: SpecFix | None = None) -> SuggestedFixes:
+    """The solver's fix for the trace's facts (``fix``, when already worked out by
+    :func:`fix_spec`), with the ``static`` dims (0/1 specializations) static at their example
+    sizes, verified by re-exporting what ``apply()`` returns (with ``dim_relations="check"``
+    the re-export keeps the fix's relations as runtime checks)."""
     inputs = trace.inputs
-    records, fixed = fix_spec(trace)
+    records, fixed = fix if fix is not None else fix_spec(trace)
     if static:
         fixed = FixedSpec(fixed.spec.without(static), fixed.checks, fixed.unexpressed)
         records = Fixes(records.items + tuple(SpecializeFix(trace.dim_syms[d], inputs.size(d)) for d in static),

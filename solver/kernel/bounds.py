@@ -14,6 +14,8 @@ When the search completes the two meet and the bound is exact.
 (7, True)
 >>> minimum(probe, -math.inf)
 (7, True)
+>>> minimum(lambda t: ("sat", -2**70 if t is not None else 5), -math.inf)  # no bound below
+(-inf, False)
 >>> minimum(probe, 7, first_at_bound=True)  # one probe at the proved bound closes it
 (7, True)
 >>> def tired(t):                           # a probe out of budget after the first model
@@ -37,6 +39,9 @@ no model has ``expr <= t``, ``('unknown', None)`` out of budget; ``t = None`` as
 
 MAX_PROBES = 256  # more than enough to close a 64-bit gap twice over
 _FAR = 2**66
+_UNBOUNDED = 2**62
+"""An ``-inf`` side first asks for a model this far below the witness: one 'sat' leaves the
+side unbounded (no size gets near it), where galloping there took ~64 probes."""
 
 
 def minimum(probe: Probe, lo: Endpoint, max_probes: int = MAX_PROBES, *,
@@ -58,6 +63,13 @@ def minimum(probe: Probe, lo: Endpoint, max_probes: int = MAX_PROBES, *,
         elif status != "sat":
             return lo, False
     step = 1
+    if isinstance(lo, float):  # -inf: is there a model far below the witness? then no bound
+        status, value = probe(best - _UNBOUNDED)
+        if status == "sat" and value is not None:
+            return lo, False
+        if status != "unsat":
+            return lo, False
+        # else: bounded below, somewhere within _UNBOUNDED of the witness: gallop there
     for _ in range(max_probes):
         if lo >= best:
             return best, True

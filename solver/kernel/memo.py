@@ -50,6 +50,7 @@ _READS: dict[str, tuple[int, ...]] = {
     "fact_leaders": (FORGETS, LINKS),  # fact index -> the class leaders it mentions, in declaration order
     "class_text": (FORGETS, LINKS),  # (leader, class data) -> SMT-LIB text of the data (a function of the key)
     "class_members": (FORGETS, LINKS),  # leader -> its class's (member, coef, offset), member == coef*leader + offset
+    "bounds": (FORGETS, LEARNS, LINKS),  # expression -> its sound (lo, hi) over the facts (any change may narrow it)
 }
 
 
@@ -98,6 +99,10 @@ class Memo:
     @property
     def linear(self) -> dict[Any, Any]:
         return self.table("linear")
+
+    @property
+    def bounds(self) -> dict[Any, Any]:
+        return self.table("bounds")
 
     @property
     def encoded(self) -> dict[Any, Any]:

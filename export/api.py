@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import functools
 import inspect
@@ -10,7 +11,7 @@ import logging
 import sys
 import warnings
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import torch
@@ -22,7 +23,7 @@ from export.diagnose.data_dependent import data_dependent_error
 from export.diagnose.kept import Kept, kept_checks
 from export.diagnose.violations import violation_error
 from export.diagnose.dynamic_hints import specialized_error
-from export.errors import ExportError, InputError, SymshapeWarning
+from export.errors import ConstraintViolationError, DataDependentError, ExportError, InputError, SymshapeWarning
 from export.tracing.bridge import SolverBridge
 from export.spec.inputs import Inputs, signature_of
 from export.program.exported import SymshapeProgram, amend, finish
@@ -223,6 +224,10 @@ def traced(
     return exporter.trace(spec)
 
 
+_FIRST_TRACE = "example"
+_DIAGNOSIS_TRACE = "re-export (fix verification or 0/1 probe)"
+
+
 @dataclass(frozen=True, slots=True)
 class Exporter:
     """One export as a value: ``f`` (the nn.Module or function exported), its example
@@ -264,21 +269,32 @@ class Exporter:
     inputs: Inputs
     zero_one_examples: str = TRACE_LARGER
     dim_relations: str = CHECK
+    traces: list[str] = field(default_factory=list, compare=False)
+    """Why each trace of this export was made, in order (shared with :meth:`with_example`):
+    a failed export's ``err.stats["traces"]`` / ``["trace_reasons"]``."""
+    failures: dict[Any, tuple[Exception, bool, Trace | None]] = field(default_factory=dict, compare=False)
+    """The errors already raised, by (spec, example sizes): the error, whether it is final
+    (a violation's fixes verified, or no violation), and the trace it came from (shared
+    with :meth:`with_example`). The 0/1 probe of a batch-1 export re-raises what the larger
+    example raised instead of tracing it again, and a violation first judged without
+    verifying its fixes is verified from its trace."""
 
     @staticmethod
     def of(f: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any] | None = None,
            options: TorchOptions | None = None, *, zero_one_examples: str = TRACE_LARGER,
-           dim_relations: str = CHECK) -> Exporter:
+           dim_relations: str = CHECK, traces: list[str] | None = None,
+           failures: dict[Any, tuple[Exception, bool, Trace | None]] | None = None) -> Exporter:
         """``f`` on ``args``/``kwargs`` (InputError when they do not fit its signature);
         ``zero_one_examples`` and ``dim_relations`` as :func:`export` takes them."""
         mode = check_mode(zero_one_examples)  # before the inputs: a bad option is named first, as before
         relations = check_relations_mode(dim_relations)
-        return Exporter(f, args, kwargs, options or TorchOptions(), Inputs.bind(f, args, kwargs), mode, relations)
+        return Exporter(f, args, kwargs, options or TorchOptions(), Inputs.bind(f, args, kwargs), mode, relations,
+                        traces if traces is not None else [], failures if failures is not None else {})
 
     def with_example(self, args: tuple[Any, ...], kwargs: dict[str, Any] | None) -> Exporter:
         """The same export (``f``, options) on other example inputs."""
         return Exporter.of(self.f, args, kwargs, self.options, zero_one_examples=self.zero_one_examples,
-                           dim_relations=self.dim_relations)
+                           dim_relations=self.dim_relations, traces=self.traces, failures=self.failures)
 
     def parse(self, form: Any, classic: bool) -> Spec:
         """The Spec :func:`export` builds from ``constraints=form`` (``classic``) or
@@ -291,6 +307,8 @@ class Exporter:
         """One routed torch.export trace; data-dependent failures become DataDependentError.
         ``keep_zero_one``: sizes 0/1 stay symbolic (a boundary re-trace)."""
         validate(spec, self.inputs)
+        self.traces.append(_FIRST_TRACE if not self.traces else
+                           "boundary re-trace" if keep_zero_one else _DIAGNOSIS_TRACE)
         module = _as_module(self.f)
         bridge = SolverBridge(spec, self.inputs)
         torch_shapes = torch_dynamic_shapes(spec, self.inputs, tracing=True) if spec.decls else None
@@ -324,6 +342,9 @@ class Exporter:
         try:
             with warnings.catch_warnings(record=True) as caught:
                 return self._run(spec, diagnose)
+        except (ConstraintViolationError, DataDependentError) as e:
+            e.stats.update(traces=len(self.traces), trace_reasons=dict(collections.Counter(self.traces)))
+            raise
         finally:
             for w in caught:  # (_run's frames are symshape's: the user's line is 3 up from here)
                 if issubclass(w.category, SymshapeWarning):
@@ -335,7 +356,8 @@ class Exporter:
         """:meth:`run`, its warnings not yet re-emitted."""
         spent = 0
         if self.zero_one_examples == TRACE_LARGER:
-            larger, spent = run_larger(self, spec, lambda e: e._run_here(spec, diagnose))
+            larger, spent = run_larger(self, spec, lambda e: e._run_here(spec, False),
+                                       (lambda e: e._run_here(spec, True)) if diagnose else None)
             if larger is not None:
                 return larger
         ep = self._run_here(spec, diagnose)
@@ -343,14 +365,47 @@ class Exporter:
                                      "boundary re-trace": int(ep.symshape.stats.get("boundary_retraces", 0))}))
         return ep
 
-    def _run_here(self, spec: Spec, diagnose: bool) -> SymshapeProgram:
-        """:meth:`run` on this example as given."""
-        ep, trace = self.trace(spec)
+    def _failure_key(self, spec: Spec) -> Any:
+        """``spec`` on this example, as :attr:`failures` keys it."""
+        return (spec, tuple((leaf.name, tuple(leaf.value.shape) if leaf.is_tensor else repr(leaf.value))
+                            for leaf in self.inputs.leaves))
+
+    def _raise_known(self, key: Any, diagnose: bool) -> None:
+        """Raise what ``key`` raised before, if it did: a violation with verified fixes when
+        ``diagnose`` asks for them (worked out now from its kept trace, not traced again)."""
+        known = self.failures.get(key)
+        if known is None:
+            return
+        error, verified, trace = known
+        if not verified and diagnose and trace is not None:
+            _, judged = self._judge(trace, diagnose=True)
+            if judged is not None:
+                self.failures[key] = (judged, True, trace)
+                raise judged
+        if verified or not diagnose:
+            raise error
+
+    def _judge(self, trace: Trace, *, diagnose: bool) -> tuple[Kept, ExportError | None]:
+        """The relations kept as checks, and the error of ``trace`` (None: it gives a program);
+        ``diagnose``: the error's fixes verified by re-exporting through this exporter."""
         exporter = self if diagnose else None
         kept = kept_checks(trace) if self.dim_relations == CHECK else Kept(None)  # None: judge as violations
         error = (violation_error(trace, exporter, kept.fix) if kept.checks is None else None) or \
             specialized_error(trace, exporter)
+        return kept, error
+
+    def _run_here(self, spec: Spec, diagnose: bool) -> SymshapeProgram:
+        """:meth:`run` on this example as given (what failed before fails again untraced)."""
+        key = self._failure_key(spec)
+        self._raise_known(key, diagnose)
+        try:
+            ep, trace = self.trace(spec)
+        except Exception as e:  # noqa: BLE001 - kept to be raised again, then raised
+            self.failures[key] = (e, True, None)
+            raise
+        kept, error = self._judge(trace, diagnose=diagnose)
         if error is not None:
+            self.failures[key] = (error, diagnose, trace)
             raise error
         return finish(ep, trace, zero_one(trace, ep, functools.partial(self._boundary, spec)), kept.checks or ())
 
@@ -362,10 +417,17 @@ class Exporter:
         self._check_here(spec)
 
     def _check_here(self, spec: Spec) -> None:
-        """:meth:`check` on this example as given."""
-        _, trace = self.trace(spec)
+        """:meth:`check` on this example as given (what failed before fails again untraced)."""
+        key = self._failure_key(spec)
+        self._raise_known(key, False)
+        try:
+            _, trace = self.trace(spec)
+        except Exception as e:  # noqa: BLE001 - kept to be raised again, then raised
+            self.failures[key] = (e, True, None)
+            raise
         error = violation_error(trace, None) or specialized_error(trace, None)
         if error is not None:
+            self.failures[key] = (error, False, trace)
             raise error
 
     def _boundary(self, spec: Spec, sizes: Mapping[InputDim, int]) -> tuple[ExportedProgram, Trace] | None:

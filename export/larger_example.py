@@ -120,11 +120,13 @@ class _Done:
     failed: int
 
 
-def _at_larger(exporter: E, spec: Spec, dims: list[InputDim], step: Callable[[E], T]) -> _Done:
+def _at_larger(exporter: E, spec: Spec, dims: list[InputDim], step: Callable[[E], T],
+               diagnosed: Callable[[E], T] | None = None) -> _Done:
     """``step`` on ``exporter`` at the first candidate larger example it passes (result None
     when none passes: the caller falls back to the example as given). A
     ConstraintViolationError none of whose causes involves the enlarged dims is raised (with
-    a note on the sizes)."""
+    a note on the sizes), as ``diagnosed`` raises it when given (``step`` then skips the
+    fix's verification: an error the fallback replaces costs no verification traces)."""
     failed = 0
     for sizes in candidate_sizes(spec, exporter.inputs, dims):
         if any(n in (0, 1) for n in sizes.values()):
@@ -142,10 +144,17 @@ def _at_larger(exporter: E, spec: Spec, dims: list[InputDim], step: Callable[[E]
         except ConstraintViolationError as e:
             if not _fix_keeps(e, sizes, exporter.inputs):
                 return _Done(None, sizes, failed + 1)  # the enlarged dims are at fault: the example explains it
-            e.args = (f"{e}\n\n{_traced_at(sizes, exporter.inputs)}",)
-            raise
+            error = e
         except Exception:  # noqa: BLE001 - the model cannot run this example: the next size, or fall back
             failed += 1
+            continue
+        if diagnosed is not None:
+            try:
+                return _Done(diagnosed(larger), sizes, failed)
+            except ConstraintViolationError as e:
+                error = e
+        error.args = (f"{error}\n\n{_traced_at(sizes, exporter.inputs)}",)
+        raise error
     return _Done(None, {}, failed)
 
 
@@ -173,17 +182,19 @@ def _traced_at(sizes: Mapping[InputDim, int], inputs: Inputs) -> str:
             "zero_one_examples='raise' traces the example as given)")
 
 
-def run_larger(exporter: E, spec: Spec, run: Callable[[E], SymshapeProgram]) -> tuple[SymshapeProgram | None, int]:
+def run_larger(exporter: E, spec: Spec, run: Callable[[E], SymshapeProgram],
+               diagnosed: Callable[[E], SymshapeProgram] | None = None) -> tuple[SymshapeProgram | None, int]:
     """The program ``run`` builds at a larger example when ``spec`` declares a dim dynamic
     whose example size is 0/1 (:func:`zero_one_dims`), with its warning and trace counts,
     and the number of traces spent; the program is None when there is no such dim, or no
     larger example gives a program that keeps it (a ``Dim.AUTO`` dim must also admit its
-    example size: AUTO may be static instead)."""
+    example size: AUTO may be static instead). ``diagnosed``: how to run again for the
+    error that is raised (``run`` then need not verify fixes, see :func:`_at_larger`)."""
     dims = zero_one_dims(spec, exporter.inputs)
     if not dims:
         return None, 0
     with warnings.catch_warnings(record=True) as caught:  # a program not returned warns of nothing
-        done = _at_larger(exporter, spec, dims, run)
+        done = _at_larger(exporter, spec, dims, run, diagnosed)
     if done.result is None:
         _reemit(caught, keep_symshape=False)
         return None, done.failed

@@ -171,3 +171,28 @@ def test_a_broadcast_against_a_static_dim_falls_back_to_the_error() -> None:
     text = str(info.value)
     assert "x.size(0) broadcasts against a static dim of size 3" in text
     assert info.value.fixes.larger_example_program is None and info.value.fixes.verified
+
+
+class _Broadcast(torch.nn.Module):
+    def forward(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        return x + y
+
+
+def test_a_failed_export_counts_its_traces_and_traces_no_example_twice(traces) -> None:
+    """A broadcast dim declared dynamic with an example of 1: the larger examples (2: the model
+    fails, 3: a violation about the enlarged dim), the example as given, and the static fix's
+    verification; the 0/1 probe re-raises what the larger examples raised instead of tracing
+    them again."""
+    with pytest.raises(export.ConstraintViolationError) as info:
+        export.export(_Broadcast(), (torch.randn(3, 4), torch.randn(1, 4)),
+                      dynamic_shapes=({0: Dim("b")}, {0: Dim("c")}))
+    assert info.value.stats["traces"] == len(traces) == 4
+    assert info.value.stats["trace_reasons"] == {"example": 1, "re-export (fix verification or 0/1 probe)": 3}
+    assert info.value.to_dict()["stats"]["traces"] == 4
+    assert info.value.fixes.verified
+
+
+def test_a_failing_export_traces_twice_its_example_and_the_fix() -> None:
+    with pytest.raises(export.ConstraintViolationError) as info:
+        export.export(lambda x: x[:, 5:] * 2, (torch.randn(2, 8),), dynamic_shapes={"x": {1: Dim("n")}})
+    assert info.value.stats["trace_reasons"] == {"example": 1, "re-export (fix verification or 0/1 probe)": 1}

@@ -34,6 +34,7 @@ from export.errors import ConstraintViolationError, InputError, SymshapeWarning
 from export.fixes.suggested import SuggestedFixes
 from export.program.exported import SymshapeProgram, amend
 from export.spec.inputs import Inputs
+from shapes.affine import Affine
 from shapes.errors import SpecError
 from shapes.spec import DimDecl, InputDim, Spec
 
@@ -105,9 +106,40 @@ def zero_one_dims(spec: Spec, inputs: Inputs) -> list[InputDim]:
     >>> [str(d) for d in zero_one_dims(spec, Inputs.bind(lambda x: x, (torch.randn(1, 3),), None))]
     ['x.size(0)']
     """
-    return [decl.dim for decl in spec.decls
-            if inputs.size(decl.dim) in (0, 1) and _declared_lo(spec, decl) <= 2
-            and (not decl.dim.is_value or decl.dim.input_name in inputs.bound)]
+    usable = [decl for decl in spec.decls
+              if _declared_lo(spec, decl) <= 2 and (not decl.dim.is_value or decl.dim.input_name in inputs.bound)]
+    small = [decl for decl in usable if inputs.size(decl.dim) in (0, 1)]
+    roots = {s for decl in small if decl.expr is not None for s in decl.expr.free_symbols}
+    derived = []
+    for decl in usable:
+        if decl in small or decl.expr is None or decl.expr.free_symbols <= roots:
+            continue  # 0/1 itself, a hint, or its root enlarged already
+        if _root_at_zero_one(spec, decl, inputs.size(decl.dim)):
+            derived.append(decl)
+            roots |= decl.expr.free_symbols
+    return [decl.dim for decl in spec.decls if decl in small or decl in derived]
+
+
+def _root_at_zero_one(spec: Spec, decl: DimDecl, size: int) -> bool:
+    """Whether ``decl`` is derived (``3 * _K``) and the example puts its root at 0 or 1
+    (``x.size(1) = 3``: ``_K = 1``), a root whose declared range starts at 2 or below: a
+    guard on the root's 0/1 value (``x.size(1) // 3 == 1`` in ``view(b, -1, 3)``) would pin it.
+
+    >>> from shapes.spec import DimDecl, RootDim
+    >>> k = RootDim("_K", 1, None, "Dim('_K', min=1)")
+    >>> decl = DimDecl(InputDim("x", 1), "dynamic", 3 * k.symbol, "3*_K")
+    >>> spec = Spec("modern", (k,), (decl,))
+    >>> _root_at_zero_one(spec, decl, 3), _root_at_zero_one(spec, decl, 6)
+    (True, False)
+    """
+    if decl.expr is None or len(decl.expr.free_symbols) != 1:
+        return False
+    form = Affine.of(decl.expr)
+    if form is None or (form.a, form.b) == (1, 0):
+        return False
+    value = form.solve(size)
+    root_lo = spec.root(form.root.name).lo
+    return value in (0, 1) and (root_lo is None or root_lo <= 2)
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,7 @@ from export.program.words import congruence_words, guard_words, specialized_word
 from export.fixes.verify import SpecFix, static_fixes, suggest_fixes
 from export.diagnose.probe import probe_specializations
 from export.diagnose.redundant import irredundant
+from export.diagnose.unpin import unpinned
 from export.fixes.suggested import ReExporter, SuggestedFixes
 from export.tracing.trace import FLOOR_OP, POSITIVE_OP, SPECIALIZED_OP, Trace, relation_text, trace_stats
 from shapes.spec import InputDim
@@ -161,13 +162,19 @@ def violation_error(trace: Trace, exporter: ReExporter | None,
         # verification of both): a fix of the 0/1 dims alone cannot re-export
         alone = all(c.kind == SPECIALIZED for c in causes)
         causes, static, fixes = _diagnose_specializations(causes, trace, exporter, build=alone)
+    note = None
     if fixes is None:
         fixes = suggest_fixes(trace, exporter, static, fix)  # err.fixes is never None
+        better = unpinned(trace, exporter, fixes) if not static else None
+        if better is not None:
+            fixes, note = better
     lines = ["Constraints violated: the model needs more than the declared dynamic shapes guarantee."]
     for i, c in enumerate(causes, 1):
         lines.append(f"  {i}. {c.describe()}")
     if fixes is not None:
         lines += ["", fixes.render()]
+    if note is not None:
+        lines += ["", note]
     return ConstraintViolationError("\n".join(lines), document=error_document, causes=causes, fixes=fixes,
                                     guards=tuple(f for c in causes for f in c.facts), problem=trace.problem(),
                                     stats=trace_stats(trace))

@@ -196,3 +196,42 @@ def test_a_failing_export_traces_twice_its_example_and_the_fix() -> None:
     with pytest.raises(export.ConstraintViolationError) as info:
         export.export(lambda x: x[:, 5:] * 2, (torch.randn(2, 8),), dynamic_shapes={"x": {1: Dim("n")}})
     assert info.value.stats["trace_reasons"] == {"example": 1, "re-export (fix verification or 0/1 probe)": 1}
+
+
+class _Triples(torch.nn.Module):
+    """``view(b, -1, 3)``: the ``-1`` is ``x.size(1) // 3``, 1 on an example of 3."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x.view(x.shape[0], -1, 3).sum(-1)
+
+
+def test_a_derived_dim_whose_root_is_1_in_the_example_is_traced_at_a_larger_one() -> None:
+    model, k = _Triples(), Dim("_K")
+    ep, notes = _export(model, (torch.randn(2, 3),), dynamic_shapes={"x": {0: Dim("b"), 1: 3 * k}})
+    assert ep.symshape.ranges["x.size(1)"] == (3, None)
+    assert notes == ["x.size(1) = 3 in the example: traced at 6; the program admits x.size(1) in [3, inf]"]
+    for b, n in ((1, 3), (2, 6), (3, 12)):
+        assert _like_eager(ep, model, torch.randn(b, n))
+
+
+def test_a_fix_that_would_pin_a_dim_for_its_example_is_found_at_a_larger_one() -> None:
+    """``Dim("K")`` on an example of 3: the trace needs ``x.size(1) // 3 == 1``, whose fix would be
+    K static; at x.size(1) = 6 the fix is ``3 * _K``, offered verified at the user's example."""
+    model, spec = _Triples(), {"x": {0: Dim("b"), 1: Dim("K")}}
+    with pytest.raises(export.ConstraintViolationError) as info:
+        export.export(model, (torch.randn(2, 3),), dynamic_shapes=spec)
+    fixes = info.value.fixes
+    assert "dynamic_shapes = {'x': {0: b, 1: 3 * _K}}" in fixes.modern and fixes.verified
+    assert "found at a larger example, x.size(1) = 6 (example 3)" in str(info.value)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ep = export.export(model, (torch.randn(2, 3),), dynamic_shapes=fixes.apply(spec))
+    for b, n in ((1, 3), (2, 9)):
+        assert _like_eager(ep, model, torch.randn(b, n))
+
+
+def test_a_dim_the_model_needs_static_keeps_the_static_fix() -> None:
+    with pytest.raises(export.ConstraintViolationError) as info:
+        export.export(lambda x: x.view(x.shape[0], 3) * 2, (torch.randn(2, 3),),
+                      dynamic_shapes={"x": {0: Dim("b"), 1: Dim("K")}})
+    assert "'x': {0: b}" in info.value.fixes.modern and "larger example" not in str(info.value)

@@ -74,8 +74,9 @@ def _narrowed(st: State, d: sympy.Expr, lo: Endpoint, hi: Endpoint) -> tuple[End
         return _narrowed_near(st, d, lo, hi, facts[:pipeline.LOCAL_FACTS])
     encoding = _encoding(st, d, facts)
     budget = Budget(st.smt.rlimit)
-    new_lo, lo_done = minimum(st.smt.prober(encoding, d, budget), lo)
-    neg_hi, hi_done = minimum(st.smt.prober(encoding, -d, budget), -hi)
+    near = _constants(st, facts, d)
+    new_lo, lo_done = minimum(st.smt.prober(encoding, d, budget), lo, candidates=near)
+    neg_hi, hi_done = minimum(st.smt.prober(encoding, -d, budget), -hi, candidates=[-c for c in near])
     new_hi = -neg_hi
     if not (lo_done and hi_done):  # a side the search did not close: try enumeration
         values = enumeration.component_values(st.uf, roots, st.enum_limit)
@@ -83,6 +84,18 @@ def _narrowed(st: State, d: sympy.Expr, lo: Endpoint, hi: Endpoint) -> tuple[End
         if found is not None:
             return found
     return (max(lo, new_lo), min(hi, new_hi))
+
+
+def _constants(st: State, facts: list[sympy.Basic], d: sympy.Expr, limit: int = 16) -> list[int]:
+    """Values a bound of ``d`` is likely to take: the integers of ``facts`` and ``d`` and the
+    finite range ends of their symbols, each with its neighbours and negation (the smallest
+    ``limit`` magnitudes)."""
+    exprs = (*facts, d)
+    found = {abs(int(a)) for e in exprs for a in e.atoms(sympy.Integer)}
+    for sym in set().union(*(e.free_symbols for e in exprs)):
+        found |= {abs(int(b)) for b in st.uf.range_of(sym) if not isinstance(b, float)}
+    base = sorted(found)[:limit]
+    return sorted({s * c + k for c in base for s in (1, -1) for k in (-1, 0, 1)})
 
 
 def _encoding(st: State, d: sympy.Expr, facts: list[sympy.Basic]) -> list[object]:
@@ -108,8 +121,10 @@ def _narrowed_near(st: State, d: sympy.Expr, lo: Endpoint, hi: Endpoint,
             encoding.append(_encoding(st, d, near))
         return encoding[0]
 
-    new_lo, _ = minimum(_near_probe(st, d, encoded, budget), lo, first_at_bound=True)
-    neg_hi, _ = minimum(_near_probe(st, -d, encoded, budget), -hi, first_at_bound=True)
+    consts = _constants(st, near, d)
+    new_lo, _ = minimum(_near_probe(st, d, encoded, budget), lo, first_at_bound=True, candidates=consts)
+    neg_hi, _ = minimum(_near_probe(st, -d, encoded, budget), -hi, first_at_bound=True,
+                        candidates=[-c for c in consts])
     return max(lo, new_lo), min(hi, -neg_hi)
 
 

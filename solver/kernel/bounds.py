@@ -27,7 +27,7 @@ When the search completes the two meet and the bound is exact.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 from solver.kernel.interval import Endpoint
 
@@ -45,15 +45,42 @@ side unbounded (no size gets near it), where galloping there took ~64 probes."""
 
 
 def minimum(probe: Probe, lo: Endpoint, max_probes: int = MAX_PROBES, *,
-            first_at_bound: bool = False) -> tuple[Endpoint, bool]:
+            first_at_bound: bool = False, candidates: Iterable[int] = ()) -> tuple[Endpoint, bool]:
     """A sound lower bound of the minimum and whether it is exact: ``lo`` (a proved lower
     bound, maybe ``-inf``) raised as far as the probes prove; the minimum itself (and True)
     when the search completes. ``first_at_bound``: probe ``lo`` itself first (when the
-    proved bound is likely the minimum), then bisect.
+    proved bound is likely the minimum), then bisect. ``candidates``: values the minimum is
+    likely to be (the constants of the facts, one either side), bisected first: a bound
+    such as ``-8001`` next to a ``<= 8000`` fact is found in a few probes, not ~25.
+
+    >>> values = [-8001, -3, 5]
+    >>> calls = []
+    >>> def counted(t):
+    ...     calls.append(t)
+    ...     hits = [v for v in values if t is None or v <= t]
+    ...     return ("sat", max(hits)) if hits else ("unsat", None)
+    >>> minimum(counted, -math.inf, candidates=[-8002, -8001, -8000]), len(calls)
+    ((-8001, True), 3)
     """
     status, best = probe(None)
     if status != "sat" or best is None:
         return lo, False  # no model (contradictory facts) or out of budget: the proved bound stands
+    spent = 1
+    ordered = sorted(c for c in set(candidates) if c < best and (isinstance(lo, float) or c >= lo))
+    while ordered and spent < max_probes:
+        t = ordered[len(ordered) // 2]
+        status, value = probe(t)
+        spent += 1
+        if status == "unsat":
+            lo = t + 1
+            ordered = [c for c in ordered if c > t]
+        elif status == "sat" and value is not None and value <= t:
+            best = value
+            ordered = [c for c in ordered if c < value]
+        else:
+            return lo, False
+    if not isinstance(lo, float) and lo >= best:
+        return best, True
     if first_at_bound and not isinstance(lo, float) and lo < best:
         status, value = probe(int(lo))
         if status == "sat" and value is not None and value <= lo:

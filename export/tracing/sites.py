@@ -112,6 +112,10 @@ NEUTRAL_SITES: Mapping[tuple[str, str, str], str] = MappingProxyType({
     (_FAKE_IMPLS, "conv", "conv_backend = torch._C._select_conv_backend("):
         "the fake convolution picks a backend only to choose its output's memory format (strides); "
         "the graph records aten.convolution, whose real kernel selects its backend from the real sizes",
+    (_FAKE_IMPLS, "conv", "mem_fmt = torch._C._conv_determine_backend_memory_format("):
+        "the fake convolution picks its output's memory format from the backend and the input's strides "
+        "(a size-1 batch's stride is ignored); strides only: the graph records aten.convolution, whose "
+        "real kernel computes the same values in any layout",
     (_PRIMS, "_broadcast_in_dim_meta", "if guard_or_false(a.shape[original_idx] == 1):"): _BROADCAST_STRIDE,
     (_FAKE_IMPLS, "convert", "t = t.to(memory_format=mem_fmt)"):
         "the fake convolution gives its output the expected memory format (strides only; a tensor of "

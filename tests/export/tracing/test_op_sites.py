@@ -223,3 +223,30 @@ def test_a_user_contiguous_line_is_covered_and_size_1_runs_like_eager() -> None:
     for b, s in [(1, 1), (1, 4), (3, 1), (2, 2)]:
         x = torch.randn(b, s, 5)
         torch.testing.assert_close(ep.module()(x), model(x))
+
+
+class ConvThenPool(torch.nn.Module):
+    """ConvNeXt's downsampling: a channels-last layer norm, permuted back, then a convolution
+    (its fake kernel picks a memory format from the permuted input's strides, asking
+    ``b > 1``), then the head of :class:`PermutedPool`."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.down = torch.nn.Conv2d(8, 8, 2, stride=2)
+        self.head = PermutedPool()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = torch.nn.functional.layer_norm(x.permute(0, 2, 3, 1), (8,)).permute(0, 3, 1, 2)
+        return self.head(self.down(y))
+
+
+def test_a_conv_memory_format_decision_needs_no_retrace_and_batch_1_runs_like_eager() -> None:
+    model = ConvThenPool().eval()
+    ep = export.export(model, (torch.randn(2, 8, 12, 12),), dynamic_shapes={"x": {0: B}})
+    assert ep.symshape.stats["traces"] == 1
+    assert any("_conv_determine_backend_memory_format" in e.site for e in ep.symshape.zero_one)
+    assert all(e.kind == "site" for e in ep.symshape.zero_one)
+    for b in (1, 3):
+        x = torch.randn(b, 8, 12, 12)
+        with torch.no_grad():
+            torch.testing.assert_close(ep.module()(x), model(x))

@@ -43,8 +43,9 @@ _GENERAL_ANSWER = {"guard_or_false": False, "guard_or_true": True}
 """The answer of torch's ``guard_or_false`` / ``guard_or_true`` when it cannot decide: by
 their contract the code after that answer is right whatever the truth (it is the path
 torch takes for data-dependent values). When the example gives that answer and the facts
-do not settle it, the bridge answers it with no fact, so the program keeps the values the
-other answer would exclude (``x[:n]`` asks ``n == 0``: the program runs ``n = 0``)."""
+do not settle it, the bridge answers it with no fact and no torch guard (:data:`NEUTRAL`),
+so the program keeps the values the other answer would exclude (``x[:n]`` asks ``n == 0``:
+the program runs ``n = 0``)."""
 
 
 _CHECK_LINE = re.compile(r"^\s*torch\._check(_with)?\(")
@@ -264,11 +265,20 @@ class SolverBridge(tc.BaseDecider):
         from the caller's frame (the routed ``evaluate_expr``'s), and dropped with the
         question."""
         asking = self._questions.asking(sys._getframe(1))
-        if hint is not None and self._questions.neutral(expr, hint, api, asking):
+        if hint is not None and (self._questions.neutral(expr, hint, api, asking) or self._general(expr, hint, api)):
             self._counts.asked += 1
             self._counts.routed += 1
             return tc.NEUTRAL
         return self._guard(expr, hint, api, asking)
+
+    def _general(self, expr: sympy.Basic, hint: bool, api: str) -> bool:
+        """Whether ``guard_or_false`` / ``guard_or_true`` gets its general answer (the example's)
+        as :data:`NEUTRAL`: no fact and no torch guard (see :data:`_GENERAL_ANSWER`), when
+        the facts do not settle it."""
+        if _GENERAL_ANSWER.get(api) is not hint or self._settled.get(expr) is not None:
+            return False
+        rel = self._convert(expr)
+        return rel is not None and self._solver.decide(rel) is Truth.UNKNOWN
 
     def _guard(self, expr: sympy.Basic, hint: bool | None, api: str, asking: Asking) -> bool | None:
         self._counts.asked += 1
@@ -290,8 +300,6 @@ class SolverBridge(tc.BaseDecider):
             self._counts.routed += 1
             if hint is None:
                 return self._unhinted(rel, api)
-            if _GENERAL_ANSWER.get(api) is hint and self._solver.decide(rel) is Truth.UNKNOWN:
-                return hint
             raw = None
             if api not in _SOFT_APIS:
                 raw = self._questions.hard_question(rel, hint, asking)

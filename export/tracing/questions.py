@@ -27,7 +27,7 @@ import sympy
 from export import _torch_compat as tc
 from export.tracing.neutral import NEUTRAL_APIS, QUESTION_TYPES, unnormalized, zero_one_question
 from export.tracing.provenance import is_user_file, user_frame
-from export.tracing.sites import RawSite, Site, asking_site, justification, resolve
+from export.tracing.sites import RawSite, Site, any_answer, asking_site, justification, resolve
 from export.tracing.trace import BranchNote, frozen_map
 from shapes.spec import InputDim, Spec
 from solver import Solver, Truth
@@ -36,13 +36,15 @@ __all__ = ["Asking", "Questions"]
 
 
 def _two_sided(rel: sympy.Basic) -> bool:
-    """An equality or disequality between two non-constant sides (``a*b == a``).
+    """A comparison between two non-constant sides (``a*b == a``, ``a < a*b``: the solver's
+    form may read it as a 0/1 question, ``b == 1``, ``b > 1``).
 
     >>> a, b = sympy.symbols("a b", integer=True)
-    >>> _two_sided(sympy.Eq(a * b, a)), _two_sided(sympy.Eq(a, 1))
-    (True, False)
+    >>> _two_sided(sympy.Eq(a * b, a)), _two_sided(sympy.Lt(a, a * b)), _two_sided(sympy.Eq(a, 1))
+    (True, True, False)
     """
-    return isinstance(rel, (sympy.Eq, sympy.Ne)) and bool(rel.lhs.free_symbols) and bool(rel.rhs.free_symbols)
+    return isinstance(rel, QUESTION_TYPES) and not isinstance(rel, (sympy.And, sympy.Or)) and \
+        bool(rel.lhs.free_symbols) and bool(rel.rhs.free_symbols)
 
 
 class Asking:
@@ -170,14 +172,15 @@ class Questions:
         if api not in NEUTRAL_APIS:
             return False
         fallback = NEUTRAL_APIS[api]
-        if fallback is not None and hint is not fallback:
-            return False  # a 0/1-safe query answered against its fallback: a decision the trace relies on
+        against = fallback is not None and hint is not fallback
         rel = self._candidate(expr, hint)
         if rel is None:
             return False
         raw, _ = asking.site()
         if raw is None:
             return False
+        if against and not any_answer(resolve(raw)):
+            return False  # a 0/1-safe query answered against its fallback: a decision the trace relies on
         key = (rel, hint, raw)
         if key not in self._neutral_memo:
             self._neutral_memo[key] = self._is_neutral(rel, hint, raw)
@@ -206,6 +209,8 @@ class Questions:
             return False  # (the table first: a lookup, where the solver decides)
         if rel.free_symbols <= self._plain_dims() and self._solver.decide(rel) is not Truth.UNKNOWN:
             return False  # decided on plain dims (torch knows their floor: no guard); export.program.zero_one judges it
+        if any_answer(resolve(raw)):
+            return True  # neutral whatever it asks (a stride comparison)
         # the solver's form too: a*b == a is b == 1 when a >= 1
         return zero_one_question(rel, hint) or zero_one_question(unnormalized(self._solver.simplify(rel)), hint)
 

@@ -50,7 +50,7 @@ from dataclasses import dataclass
 from types import FrameType, MappingProxyType
 
 __all__ = ["Site", "NEUTRAL_SITES", "NEUTRAL_OPS", "NEUTRAL_FUNCTIONS", "CONDITIONAL_SITES", "CONTIGUOUS_LINE",
-           "Conditional", "RawSite",
+           "STRIDE_ORDER_SITES", "any_answer", "Conditional", "RawSite",
            "asking_site", "resolve", "covered", "justification"]
 
 RawSite = tuple[str, int, str, str]
@@ -142,6 +142,22 @@ NEUTRAL_SITES: Mapping[tuple[str, str, str], str] = MappingProxyType({
         "no op is recorded and no value computed",
 })
 """(torch file suffix, function, stripped line) -> why its answer never changes values (torch 2.13)."""
+
+_STRIDE_ORDER = ("sorting a tensor's (size, stride) pairs by stride to test whether it is non-overlapping and "
+                 "dense: every caller only picks strides from the answer (a clone's or a conversion's output "
+                 "strides, an elementwise op's output layout, index_fill's copy_strided); the graph's ops "
+                 "compute the same values in any layout, so either answer to either comparison is right")
+
+STRIDE_ORDER_SITES: Mapping[tuple[str, str, str], str] = MappingProxyType({
+    (_COMMON, "__lt__", "guard_or_false("): _STRIDE_ORDER,  # self.stride < other.stride
+})
+"""Places whose decision is value-neutral **whatever** the answer, even one against a 0/1-safe
+query's fallback (``guard_or_false`` answered True), and whatever it compares: the stride
+comparison of ``K.__lt__`` in ``torch/_prims_common`` (torch 2.13, 2.14, 2.15: the same
+line). A channels-last tensor's strides ``(H*W*C, 1, W*C, C)`` compare as ``H > 1`` and
+``W > 1``: without it, every image dim downsampled to 1 (a 32x32 image in an efficientnet)
+was refused. (The other comparisons nearby, e.g. ``compute_elementwise_output_logical_to_physical_perm``'s
+``ge``, are not listed: no export here needs them.)"""
 
 _OP_PREFIX = "recorded op "
 _OPS = "torch/_ops.py"
@@ -324,7 +340,7 @@ def justification(site: Site) -> str | None:
     True
     """
     path = _path(site.file)
-    for (suffix, function, code), why in NEUTRAL_SITES.items():
+    for (suffix, function, code), why in (*NEUTRAL_SITES.items(), *STRIDE_ORDER_SITES.items()):
         if function == site.function and code == site.code and path.endswith("/" + suffix):
             return why
     if site.detail.startswith(_OP_PREFIX) and site.function == "__call__" and path.endswith("/" + _OPS):
@@ -338,6 +354,17 @@ def justification(site: Site) -> str | None:
     if not site.detail and CONTIGUOUS_LINE.match(site.code):
         return _CONTIGUOUS_WHY
     return None
+
+
+def any_answer(site: Site) -> bool:
+    """Whether ``site`` is a :data:`STRIDE_ORDER_SITES` place: value-neutral whatever it answers.
+
+    >>> any_answer(Site("/x/torch/_prims_common/__init__.py", 484, "__lt__", "guard_or_false("))
+    True
+    """
+    path = _path(site.file)
+    return any(function == site.function and code == site.code and path.endswith("/" + suffix)
+               for (suffix, function, code) in STRIDE_ORDER_SITES)
 
 
 def covered(sites: Iterable[Site]) -> bool:

@@ -17,7 +17,8 @@ from periodic_models import Glu, Groups, UNet1d  # noqa: E402
 
 import export  # noqa: E402
 from export.api import traced  # noqa: E402
-from export.tracing.sites import NEUTRAL_SITES, Site, asking_site, covered, justification  # noqa: E402
+from export.tracing.sites import (  # noqa: E402
+    NEUTRAL_SITES, STRIDE_ORDER_SITES, Site, any_answer, asking_site, covered, justification)
 
 _FUNCTIONS = {
     "_reshape_view_helper_core_alg": torch._refs._reshape_view_helper_core_alg,
@@ -47,6 +48,8 @@ HITS = {
      "tensor1_expanded = tensor1.expand(tensor1_expand_size).reshape("): "gram",
     ("torch/_decomp/decompositions.py", "matmul",
      "tensor2_expanded = tensor2.expand(tensor2_expand_size).reshape("): "scores",
+    ("torch/_subclasses/fake_impls.py", "conv", "mem_fmt = torch._C._conv_determine_backend_memory_format("):
+        "convpool",
 }
 # (file suffix, function, line) -> a model whose export asks there whether a derived or
 # intermediate size is 0/1, answered with no fact (Trace.neutral, Questions.neutral)
@@ -70,6 +73,19 @@ NEUTRAL_HITS = {
     ("torch/_prims_common/__init__.py", "check_contiguous_sizes_strides",
      "if maybe_guard_or_true(y != expected_stride) and maybe_guard_or_true("): "patch",
 }
+
+
+class _NormConvPool(torch.nn.Module):
+    """ConvNeXt's downsampling and head: a channels-last norm permuted back, a conv (its fake
+    kernel picks a memory format from the permuted strides, asking ``b > 1``), a pool."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.down = torch.nn.Conv2d(8, 8, 2, stride=2)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = torch.nn.functional.layer_norm(x.permute(0, 2, 3, 1), (8,)).permute(0, 3, 1, 2)
+        return torch.nn.functional.adaptive_avg_pool2d(self.down(y), 1)
 
 
 class _DownUp(torch.nn.Module):
@@ -109,6 +125,7 @@ MODELS = {
     "gram": (Gram, (torch.randn(2, 4, 5, 8),), {"q": {0: Dim("b"), 2: Dim("s")}}),
     "scores": (Scores, (torch.randn(2, 4, 5, 8), torch.randn(2, 4, 5, 8)),
                {"q": {0: Dim("b"), 2: Dim("s")}, "k": {0: Dim("b"), 2: Dim("s")}}),
+    "convpool": (lambda: _NormConvPool().eval(), (torch.randn(2, 8, 12, 12),), {"x": {0: Dim("b")}}),
 }
 
 
@@ -189,3 +206,47 @@ def test_matmul_fold_at_size_1_runs_like_eager(name: str, programs: dict) -> Non
     for b, s in [(1, 1), (3, 1), (1, 4)]:
         small = tuple(torch.randn(b, a.shape[1], s, a.shape[3]) for a in args)
         assert torch.allclose(ep.module()(*small), model(*small), atol=1e-5)
+
+
+# -- STRIDE_ORDER_SITES: value-neutral whatever the answer --------------------------------------
+
+class _ChannelsLastConv(torch.nn.Module):
+    """A channels-last image through a stride-2 conv, batch norm and SiLU: the fake kernels sort
+    the downsampled tensor's strides, comparing ``W' * C < H' * W' * C`` (``H' > 1``)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv = torch.nn.Conv2d(3, 8, 3, stride=2, padding=1)
+        self.bn = torch.nn.BatchNorm2d(8)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = self.conv(x.contiguous(memory_format=torch.channels_last))
+        return torch.nn.functional.silu(self.bn(y))
+
+
+_HW = {"x": {0: Dim("b"), 2: Dim("h"), 3: Dim("w")}}
+
+
+def test_stride_order_entries_are_lines_of_torch_and_are_hit() -> None:
+    lines = [line.strip() for line in inspect.getsource(torch._prims_common.K.__lt__).splitlines()]
+    assert all(code in lines and len(why) > 20 for (_, _, code), why in STRIDE_ORDER_SITES.items())
+    _, trace = traced(_ChannelsLastConv().eval(), (torch.randn(2, 3, 8, 10),), dynamic_shapes=_HW)
+    asked = {(s.function, s.code) for sites in trace.neutral.values() for s in sites}
+    assert {(function, code) for _, function, code in STRIDE_ORDER_SITES} <= asked
+
+
+def test_a_downsampled_size_1_runs_like_eager_where_stride_order_was_asked() -> None:
+    model = _ChannelsLastConv().eval()
+    ep = export.export(model, (torch.randn(2, 3, 8, 10),), dynamic_shapes=_HW)
+    assert all(lo == 1 for lo, _ in ep.symshape.ranges.values())
+    with torch.no_grad():
+        for shape in [(1, 3, 1, 1), (2, 3, 2, 7), (1, 3, 6, 1), (1, 3, 3, 3)]:
+            y = torch.randn(*shape)
+            torch.testing.assert_close(ep.module()(y), model(y))
+
+
+def test_any_answer_is_only_the_listed_line() -> None:
+    assert any_answer(Site("/x/torch/_prims_common/__init__.py", 484, "__lt__", "guard_or_false("))
+    assert not any_answer(Site("/x/torch/_prims_common/__init__.py", 620, "ge",
+                               "return guard_or_false(a >= b) or guard_or_false(a % b == 0)"))
+    assert not any_answer(Site("/x/model.py", 3, "__lt__", "guard_or_false("))

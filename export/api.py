@@ -394,8 +394,9 @@ class Exporter:
             specialized_error(trace, exporter)
         return kept, error
 
-    def _run_here(self, spec: Spec, diagnose: bool) -> SymshapeProgram:
-        """:meth:`run` on this example as given (what failed before fails again untraced)."""
+    def _trace_new(self, spec: Spec, diagnose: bool) -> tuple[Any, ExportedProgram, Trace]:
+        """:meth:`trace` unless ``spec`` failed on this example before (then that is raised
+        again, see :meth:`_raise_known`); a failure to trace is remembered. With the key."""
         key = self._failure_key(spec)
         self._raise_known(key, diagnose)
         try:
@@ -403,6 +404,11 @@ class Exporter:
         except Exception as e:  # noqa: BLE001 - kept to be raised again, then raised
             self.failures[key] = (e, True, None)
             raise
+        return key, ep, trace
+
+    def _run_here(self, spec: Spec, diagnose: bool) -> SymshapeProgram:
+        """:meth:`run` on this example as given (what failed before fails again untraced)."""
+        key, ep, trace = self._trace_new(spec, diagnose)
         kept, error = self._judge(trace, diagnose=diagnose)
         if error is not None:
             self.failures[key] = (error, diagnose, trace)
@@ -418,13 +424,7 @@ class Exporter:
 
     def _check_here(self, spec: Spec) -> None:
         """:meth:`check` on this example as given (what failed before fails again untraced)."""
-        key = self._failure_key(spec)
-        self._raise_known(key, False)
-        try:
-            _, trace = self.trace(spec)
-        except Exception as e:  # noqa: BLE001 - kept to be raised again, then raised
-            self.failures[key] = (e, True, None)
-            raise
+        key, _, trace = self._trace_new(spec, False)
         error = violation_error(trace, None) or specialized_error(trace, None)
         if error is not None:
             self.failures[key] = (error, False, trace)

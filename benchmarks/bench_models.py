@@ -82,6 +82,20 @@ day with issue 21 item 2 in the work tree (uncommitted: relations no Dim can say
 checks, ``dim_relations="check"``), ``--repeat 1``: resnet18 and regnetx_002 ``hw`` export
 directly, 1 trace, 12/0/0/0 (the kept ``H' * W' != 1`` check still refuses square images of
 at most 32 px, which eager runs); unet2d ``hw`` offers its program (3 traces), 6/0/0/6 like torch's.
+
+Measured 2026-12-03 (later), ``--zoo all --repeat 1``, torch 2.14.1, the 2-core machine with a
+test suite running beside it, after int inputs, general answers without guards (``guard_or_false``
+/ ``guard_or_true``), the stride-order and conv memory-format sites, the contiguous-line rule and
+the failing-export trace cuts. Transformers zoo: direct median **0.965** over 16, failing incl.
+the fix **1.113** over 14 (all with the program offered; re-export anyway 1.682); sizes torch ok
+366 / silently wrong 0 / needless refusals 138, symshape **504 / 0 / 0** (12 needless refusals the
+run before). Vision zoo: direct median **1.059** over 18 (max: convnext_atto ``batch`` 1.25, now
+1 trace; efficientnet_b0 and mobilenetv3_small ``hw`` now export directly, 1 trace, 0.55 and 0.87
+against torch's failing export plus its failed fix), failing incl. the fix **1.210** over 6 (all
+with the program offered; re-export anyway 1.760; unet2d ``batch1`` 2.70 is the worst); sizes
+torch 53 / 0 / 85, symshape **138 / 0 / 0** (21 needless refusals the run before: efficientnet,
+mobilenetv3 and convnext ``hw`` now run every grid size, 32x32 included), eager fails too 12 both.
+Traces (torch/symshape): direct rows median 1.5/1, failing rows 2/2.
 """
 
 from __future__ import annotations

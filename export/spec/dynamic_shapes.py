@@ -298,17 +298,8 @@ class _ModernBuilder:
         (its value), or a named ``Dim`` of its own, whose range the program checks (torch
         takes only the hints). A Dim shared with another input or a derived Dim is refused:
         torch would not check the relation at run time."""
-        if tc.is_dim_hint(spec) and spec.type.name != "STATIC":
-            kind = spec.type.name
-            what = f"Dim.{kind} for the int input {d}"
-            lo, hi = _bound(spec.min, "min", what), _bound(spec.max, "max", what)
-            if hi is not None and lo is not None and lo > hi:
-                raise InputError(f"{what} has min={lo} > max={hi}")
-            text = f"Dim.{kind}" + (_bounds_text(lo, hi) if (lo, hi) != (None, None) else "")
-            self.decls.append(DimDecl(d, "auto" if kind == "AUTO" else "dynamic", None, text, lo, hi))
-            return
         if tc.is_dim_hint(spec):
-            self.hint(d, spec, value)  # Dim.STATIC: its bounds checked
+            self.hint(d, spec, value)  # no lower bound unless given (d.is_value); STATIC: bounds checked
             return
         if isinstance(spec, Dim) and not tc.is_derived_dim(spec):
             name = spec.__name__
@@ -336,9 +327,10 @@ class _ModernBuilder:
     def hint(self, d: InputDim, spec: Any, size: int) -> None:
         """``Dim.STATIC`` (static: bounds, if given, must hold the example size, as torch
         checks), ``Dim.AUTO`` / ``Dim.DYNAMIC`` with their bounds: hint dims, whose relations
-        and guards the trace infers; DYNAMIC must not specialize."""
+        and guards the trace infers; DYNAMIC must not specialize. A size's lower bound is 0
+        unless given; an int input's (``d.is_value``) is none."""
         kind = spec.type.name
-        what = f"Dim.{kind} for {d}"
+        what = f"Dim.{kind} for {'the int input ' if d.is_value else ''}{d}"
         lo = _bound(spec.min, "min", what)
         hi = _bound(spec.max, "max", what)
         if hi is not None and lo is not None and lo > hi:
@@ -350,7 +342,8 @@ class _ModernBuilder:
                                  f"dim keeps its example size: give an example in that range, or other bounds")
             return
         text = f"Dim.{kind}" + (_bounds_text(lo, hi) if (lo, hi) != (None, None) else "")
-        self.decls.append(DimDecl(d, "auto" if kind == "AUTO" else "dynamic", None, text, lo or 0, hi))
+        self.decls.append(DimDecl(d, "auto" if kind == "AUTO" else "dynamic", None, text,
+                                  lo if d.is_value else lo or 0, hi))
 
     def expr_of(self, spec: Any, d: InputDim) -> sympy.Expr:
         if tc.is_derived_dim(spec):

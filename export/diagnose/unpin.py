@@ -15,17 +15,29 @@ from __future__ import annotations
 import dataclasses
 import logging
 
+import sympy
+
 from export.diagnose.probe import enlarged_inputs
 from export.errors import ConstraintViolationError
 from export.fixes.suggested import ReExporter, SuggestedFixes, verify
 from export.tracing.trace import Trace
 from shapes.affine import Affine
 from shapes.errors import SpecError
-from shapes.spec import InputDim
+from shapes.expr import FloorDiv
+from shapes.spec import DimDecl, InputDim
 
 __all__ = ["unpinned"]
 
 _log = logging.getLogger("symshape")
+
+
+def _derived_at_zero_one(trace: Trace, pinned: list[DimDecl]) -> bool:
+    """Whether a guard of the trace pins a size the model derives from a pinned dim at 0 or 1
+    (``x.size(1) // 3 == 1``): only then can a larger example tell another fix. A dim pinned
+    by its own value (``x.size(1) == 16``) is not traced again."""
+    syms = {trace.dim_syms[d.dim] for d in pinned if d.dim in trace.dim_syms}
+    return any(isinstance(f.rel, sympy.Eq) and f.rel.rhs in (0, 1) and f.rel.lhs.has(FloorDiv, sympy.Mod)
+               and f.rel.free_symbols & syms for f in trace.solver.facts if f.reason.kind == "guard")
 
 
 def unpinned(trace: Trace, exporter: ReExporter | None, fixes: SuggestedFixes) -> tuple[SuggestedFixes, str] | None:
@@ -35,7 +47,7 @@ def unpinned(trace: Trace, exporter: ReExporter | None, fixes: SuggestedFixes) -
     kept = fixes.fixed.spec
     pinned = [d for d in spec.decls if d.expr is not None and not d.dim.is_value and kept.decl(d.dim) is None
               and inputs.size(d.dim) >= 2]
-    if exporter is None or not pinned:
+    if exporter is None or not pinned or not _derived_at_zero_one(trace, pinned):
         return None
     sizes: dict[InputDim, int] = {}
     for decl in pinned:

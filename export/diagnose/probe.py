@@ -26,7 +26,7 @@ from export.program.exported import SymshapeProgram
 from export.tracing.trace import Trace
 from shapes.spec import InputDim, Spec
 
-__all__ = ["ProbeResult", "candidate_sizes", "enlarged_inputs", "probe_specializations"]
+__all__ = ["ProbeResult", "candidate_sizes", "enlarged_inputs", "probe_specializations", "tied_sizes"]
 
 _log = logging.getLogger("symshape")
 """Progress of the steps that trace again (the CLI prints it; ``logging`` users may too)."""
@@ -81,7 +81,7 @@ def enlarged_inputs(inputs: Inputs, args: tuple[Any, ...], kwargs: dict[str, Any
     return args, kwargs
 
 
-def _sizes_for(spec: Spec, dims: Iterable[InputDim], value: int) -> dict[InputDim, int]:
+def tied_sizes(spec: Spec, dims: Iterable[InputDim], value: int) -> dict[InputDim, int]:
     """Sizes for every dim tied to the specialized ones, with their root set to ``value``."""
     out: dict[InputDim, int] = {}
     for d in dims:
@@ -112,7 +112,7 @@ def candidate_sizes(spec: Spec, inputs: Inputs, dims: Iterable[InputDim]) -> lis
     sizes_seen = inputs.example_sizes()
     declared = sorted({n for d, n in sizes_seen.items() if n >= 2 and spec.decl(d) is not None})
     static = sorted({n for d, n in sizes_seen.items() if n >= 2 and spec.decl(d) is None})
-    return [_sizes_for(spec, dims, value) for value in list(dict.fromkeys([2, *declared, *static]))[:6]]
+    return [tied_sizes(spec, dims, value) for value in list(dict.fromkeys([2, *declared, *static]))[:6]]
 
 
 def probe_specializations(trace: Trace, dims: list[InputDim], exporter: ReExporter) -> ProbeResult | None:

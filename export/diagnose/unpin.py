@@ -17,12 +17,11 @@ import logging
 
 import sympy
 
-from export.diagnose.probe import enlarged_inputs
+from export.diagnose.probe import enlarged_inputs, tied_sizes
 from export.errors import ConstraintViolationError
 from export.fixes.suggested import ReExporter, SuggestedFixes, verify
 from export.tracing.trace import Trace
 from shapes.affine import Affine
-from shapes.errors import SpecError
 from shapes.expr import FloorDiv
 from shapes.spec import DimDecl, InputDim
 
@@ -50,14 +49,12 @@ def unpinned(trace: Trace, exporter: ReExporter | None, fixes: SuggestedFixes) -
     if exporter is None or not pinned or not _derived_at_zero_one(trace, pinned):
         return None
     sizes: dict[InputDim, int] = {}
-    for decl in pinned:
+    for decl in pinned:  # every dim of each pinned root, at twice the root's example value
         form = Affine.of(decl.expr)
         value = None if form is None else form.solve(inputs.size(decl.dim))
-        if form is None or value is None:
+        if value is None:
             return None
-        for tied in spec.decls:  # every dim of the root, at twice the root's example value
-            if tied.expr is not None and tied.expr.free_symbols == {form.root}:
-                sizes[tied.dim] = int(tied.expr.subs(form.root, 2 * value))
+        sizes.update(tied_sizes(spec, [decl.dim], 2 * value))
     if any(n < 2 for n in sizes.values()):
         return None
     try:
@@ -78,7 +75,7 @@ def unpinned(trace: Trace, exporter: ReExporter | None, fixes: SuggestedFixes) -
     try:
         fixed.spec.validate(inputs.size)
         program = verify(fixed, inputs, exporter)  # at the user's example, as the user will apply it
-    except (SpecError, Exception):  # noqa: BLE001 - not verified: the static fix stands
+    except Exception:  # noqa: BLE001 - not verified (SpecError: not the user's example): the static fix stands
         return None
     if program is None:
         return None

@@ -47,32 +47,23 @@ def torch_dynamic_shapes(spec: Spec, inputs: Inputs, *, tracing: bool = False) -
     dims = {r.name: Dim(r.name, min=r.lo, max=r.hi if r.hi is not None else tc.int_oo) for r in spec.roots}
     per_leaf: dict[str, dict[int | None, Any]] = {}
     for decl in spec.decls:
-        if decl.dim.is_value:
-            entry = _torch_int_hint(decl, spec, tracing)
+        if decl.dim.is_value:  # torch takes only hints on an int; symshape holds it to its own Dim's range
+            root = spec.root(next(iter(decl.expr.free_symbols)).name) if decl.expr is not None else None
+            lo, hi = (root.lo, root.hi) if root is not None else (decl.lo, decl.hi)
+            entry = _torch_hint(decl.mode, tracing, lo, hi, bare_lo=None)
+        elif decl.expr is None:
+            entry = _torch_hint(decl.mode, tracing, decl.lo, decl.hi, bare_lo=0)
         else:
-            entry = _torch_hint(decl, tracing) if decl.expr is None else _to_torch_dim(decl.expr, dims)
+            entry = _to_torch_dim(decl.expr, dims)
         per_leaf.setdefault(decl.dim.input_name, {})[decl.dim.dim] = entry
     return dynamic_shapes_tree(inputs, per_leaf)
 
 
-def _torch_hint(decl: DimDecl, tracing: bool) -> Any:
-    hint = Dim.AUTO if decl.mode == "auto" or tracing else Dim.DYNAMIC
-    if decl.lo == 0 and decl.hi is None:
-        return hint
-    return hint(min=decl.lo, max=decl.hi)
-
-
-def _torch_int_hint(decl: DimDecl, spec: Spec, tracing: bool) -> Any:
-    """An int input as torch takes it: ``Dim.AUTO`` / ``Dim.DYNAMIC`` with the bounds (torch
-    refuses a named ``Dim`` there; symshape holds the int to its own Dim's range)."""
-    hint = Dim.AUTO if decl.mode == "auto" or tracing else Dim.DYNAMIC
-    lo, hi = decl.lo, decl.hi
-    if decl.expr is not None:
-        root = spec.root(next(iter(decl.expr.free_symbols)).name)
-        lo, hi = root.lo, root.hi
-    if lo is None and hi is None:
-        return hint
-    return hint(min=lo, max=hi)
+def _torch_hint(mode: str, tracing: bool, lo: int | None, hi: int | None, *, bare_lo: int | None) -> Any:
+    """``Dim.AUTO`` / ``Dim.DYNAMIC`` with the bounds ``[lo, hi]``, bare when they are
+    ``[bare_lo, inf]`` (0 for a size, no bound for an int)."""
+    hint = Dim.AUTO if mode == "auto" or tracing else Dim.DYNAMIC
+    return hint if (lo, hi) == (bare_lo, None) else hint(min=lo, max=hi)
 
 
 def torch_derived(root: Any, form: Affine) -> Any:

@@ -104,7 +104,7 @@ class Questions:
         self._answers: dict[sympy.Basic, bool] = {}  # hard question -> its answer
         self._user_checks: set[sympy.Basic] = set()  # questions a user's torch._check asked
         self._neutral: dict[sympy.Basic, set[Site]] = {}  # 0/1 question -> neutral sites (no fact)
-        self._neutral_memo: dict[tuple[sympy.Basic, bool, RawSite], bool] = {}
+        self._neutral_memo: dict[tuple[sympy.Basic, bool, RawSite, bool], bool] = {}
         self._candidates: dict[tuple[sympy.Basic, bool], sympy.Basic | None] = {}  # (expr, hint) -> 0/1 question
         self._plain_memo: tuple[int, frozenset[sympy.Basic]] = (-1, frozenset())  # (dims seen, _plain_dims())
         self._zero_one_seen: set[tuple[sympy.Basic, RawSite | None]] = set()
@@ -179,11 +179,9 @@ class Questions:
         raw, _ = asking.site()
         if raw is None:
             return False
-        if against and not any_answer(resolve(raw)):
-            return False  # a 0/1-safe query answered against its fallback: a decision the trace relies on
-        key = (rel, hint, raw)
+        key = (rel, hint, raw, against)
         if key not in self._neutral_memo:
-            self._neutral_memo[key] = self._is_neutral(rel, hint, raw)
+            self._neutral_memo[key] = self._is_neutral(rel, hint, raw, against)
         if not self._neutral_memo[key]:
             return False
         self._neutral.setdefault(rel, set()).add(resolve(raw))
@@ -203,13 +201,18 @@ class Questions:
         self._candidates[key] = rel
         return rel
 
-    def _is_neutral(self, rel: sympy.Basic, hint: bool, raw: RawSite) -> bool:
-        """The test of :meth:`neutral` for one question asked at one place."""
-        if justification(resolve(raw)) is None:
+    def _is_neutral(self, rel: sympy.Basic, hint: bool, raw: RawSite, against: bool) -> bool:
+        """The test of :meth:`neutral` for one question asked at one place (``against``: a
+        0/1-safe query answered against its fallback)."""
+        site = resolve(raw)
+        if justification(site) is None:
             return False  # (the table first: a lookup, where the solver decides)
+        whatever = any_answer(site)
+        if against and not whatever:
+            return False  # a 0/1-safe query answered against its fallback: a decision the trace relies on
         if rel.free_symbols <= self._plain_dims() and self._solver.decide(rel) is not Truth.UNKNOWN:
             return False  # decided on plain dims (torch knows their floor: no guard); export.program.zero_one judges it
-        if any_answer(resolve(raw)):
+        if whatever:
             return True  # neutral whatever it asks (a stride comparison)
         # the solver's form too: a*b == a is b == 1 when a >= 1
         return zero_one_question(rel, hint) or zero_one_question(unnormalized(self._solver.simplify(rel)), hint)

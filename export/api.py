@@ -197,10 +197,11 @@ def export(
     """
     opts = TorchOptions.of(strict, preserve_module_call_signature, prefer_deferred_runtime_asserts_over_guards,
                            torch_options)
-    exporter = Exporter.of(f, args, kwargs, opts, zero_one_examples=zero_one_examples, dim_relations=dim_relations)
-    spec = _spec_of(exporter.inputs, constraints, resolve_dynamic_shapes(f, args, kwargs, dynamic_shapes))
-    ep = exporter.run(spec)
-    _verify_additional(dynamic_shapes, ep)
+    with tc.exclusive():  # one symshape export at a time per process (torch's tracing globals)
+        exporter = Exporter.of(f, args, kwargs, opts, zero_one_examples=zero_one_examples, dim_relations=dim_relations)
+        spec = _spec_of(exporter.inputs, constraints, resolve_dynamic_shapes(f, args, kwargs, dynamic_shapes))
+        ep = exporter.run(spec)
+        _verify_additional(dynamic_shapes, ep)
     return ep
 
 
@@ -219,9 +220,10 @@ def traced(
     trace (e.g. the ``>= 2`` policy, :func:`export.program.floor_policy.floor_policy`)."""
     opts = TorchOptions.of(strict, torch_options.pop("preserve_module_call_signature", ()),
                            torch_options.pop("prefer_deferred_runtime_asserts_over_guards", False), torch_options)
-    exporter = Exporter.of(f, args, kwargs, opts)
-    spec = _spec_of(exporter.inputs, constraints, resolve_dynamic_shapes(f, args, kwargs, dynamic_shapes))
-    return exporter.trace(spec)
+    with tc.exclusive():
+        exporter = Exporter.of(f, args, kwargs, opts)
+        spec = _spec_of(exporter.inputs, constraints, resolve_dynamic_shapes(f, args, kwargs, dynamic_shapes))
+        return exporter.trace(spec)
 
 
 _FIRST_TRACE = "example"

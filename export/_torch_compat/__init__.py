@@ -51,7 +51,7 @@ from torch.fx.experimental.symbolic_shapes import (  # noqa: E402
 )
 
 from export._torch_compat.decider import NEUTRAL, Answer, BaseDecider, Decider, Neutral  # noqa: E402
-from export._torch_compat.patches import SHAPE_ENV_SITES, install_shape_env_class, route_shape_env  # noqa: E402
+from export._torch_compat.patches import SHAPE_ENV_SITES, exclusive, install_shape_env_class, route_shape_env  # noqa: E402
 from export._torch_compat.program import (  # noqa: E402
     add_size_asserts,
     decider_of,
@@ -126,6 +126,7 @@ __all__ = [
     "Answer",
     "RoutingShapeEnv",
     "install_shape_env_class",
+    "exclusive",
     "route_shape_env",
     "shape_env_of",
     "set_range_constraints",

@@ -71,6 +71,19 @@ _PATCHES = _Patches()
 
 
 @contextlib.contextmanager
+def exclusive() -> Iterator[None]:
+    """Hold the process-wide lock of routed exports for a whole symshape export.
+
+    A symshape export is several torch traces plus program rewrites, and torch keeps some
+    tracing state in module globals (the current make_fx tracer), so two exports from two
+    threads must not interleave even between their routed traces. Re-entrant: a model whose
+    forward runs another symshape export nests.
+    """
+    with _PATCHES.lock:
+        yield
+
+
+@contextlib.contextmanager
 def install_shape_env_class(cls: type[ShapeEnv]) -> Iterator[None]:
     """Make torch.export build ``cls`` instead of ``ShapeEnv`` inside the ``with``.
 

@@ -45,6 +45,37 @@ def test_shapes_and_solver_import_without_torch():
     assert {"shapes", "shapes.expr", "solver", "solver.engine", "solver.kernel.smt"} <= set(modules), modules
 
 
+TORCH_FREE_TESTS = ("tests/shapes", "tests/solver")
+"""Test folders whose result cannot depend on the torch release: .ci/run runs them once (with
+the README's command), not again on each other supported torch."""
+
+
+def _top_imports(tree: ast.AST) -> set[str]:
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            names.add(node.module.split(".")[0])
+    return names
+
+
+@pytest.mark.parametrize("folder", TORCH_FREE_TESTS)
+def test_torch_free_test_folders_import_neither_torch_nor_export(folder: str) -> None:
+    files = sorted((ROOT / folder).rglob("*.py"))
+    assert files
+    bad = {str(f.relative_to(ROOT)): sorted(_top_imports(ast.parse(f.read_text())) & {"torch", "export"})
+           for f in files}
+    assert not {f: names for f, names in bad.items() if names}
+
+
+def test_ci_leaves_out_exactly_the_torch_free_parts() -> None:
+    """.ci/run's per-release suites skip these folders and the torch-free packages' doctests."""
+    lines = [line for line in (ROOT / ".ci" / "run").read_text().splitlines() if line.startswith("TORCH_FREE=(")]
+    assert len(lines) == 1, lines
+    assert set(lines[0].removeprefix("TORCH_FREE=(").split(")")[0].split()) == {*TORCH_FREE_TESTS, "shapes", "solver"}
+
+
 def test_the_blocker_really_blocks():
     probe = SCRIPT.replace("imported = []", "imported = []\ntry:\n    import torch\nexcept ImportError:\n"
                            "    pass\nelse:\n    raise SystemExit('torch imported despite the blocker')")

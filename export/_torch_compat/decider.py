@@ -7,6 +7,8 @@ what it needs.
 >>> d = BaseDecider()
 >>> d.attach(None), d.on_question(sympy.Symbol("s0") > 1, True, "guard_bool"), d.on_constraint_violation("x")
 (True, None, False)
+>>> d.judges_constraints()
+False
 """
 
 from __future__ import annotations
@@ -70,6 +72,12 @@ class Decider(Protocol):
         """torch's own "Constraints violated" / forced-specialization error: True
         suppresses it (the decider must report), False lets torch raise it."""
 
+    def judges_constraints(self) -> bool:
+        """True: the decider judges every constraint of the spec itself and would suppress
+        every torch violation unread, so a routed non-strict export skips torch's guard
+        production and constraint solving (its ShapeEnv is only frozen); False: torch runs
+        them and reports to :meth:`on_constraint_violation`."""
+
 
 class BaseDecider:
     """A decider that decides nothing: subclass and override what you need."""
@@ -96,4 +104,7 @@ class BaseDecider:
         return None
 
     def on_constraint_violation(self, message: str) -> bool:
+        return False
+
+    def judges_constraints(self) -> bool:
         return False

@@ -11,9 +11,10 @@ any order of exits and any exception. See ``docs/design.md`` ("Threads and archi
 from __future__ import annotations
 
 import contextlib
+import functools
 import importlib
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from torch.fx.experimental.symbolic_shapes import ShapeEnv
@@ -140,5 +141,49 @@ def route_shape_env(
             self.decider = None  # the decider declined this env (e.g. a nested dynamo trace)
 
     bound = type(f"Routed{cls.__name__}", (cls,), {"__init__": __init__, "__module__": __name__})
-    with install_shape_env_class(bound):
+    with install_shape_env_class(bound), _judged_by_symshape():
         yield created
+
+
+_SOLVE_SITE = ("torch.export._trace", "produce_guards_and_solve_constraints")
+"""Where non-strict export (2.13-2.15) finds the step that produces guards and runs torch's
+own constraint solver (DimConstraints) on them, only to raise or suggest fixes."""
+
+
+def _skip_for_routed(original: Callable[..., Any]) -> Callable[..., Any]:
+    """``original`` that does nothing but freeze the ShapeEnv when the export is routed to a
+    decider that judges every constraint itself (:meth:`Decider.judges_constraints`: symshape's
+    solver, with its facts, violations and fixes), so torch's
+    guard code and its DimConstraints solve (a tenth to a fifth of a small export; both are
+    discarded by export) are not computed. Another thread's plain export runs ``original``."""
+
+    @functools.wraps(original)
+    def produce_guards_and_solve_constraints(*args: Any, **kwargs: Any) -> Any:
+        fake_mode = kwargs.get("fake_mode", args[0] if args else None)
+        env = getattr(fake_mode, "shape_env", None)
+        if isinstance(env, RoutingShapeEnv) and env.decider is not None and env.decider.judges_constraints():
+            env.frozen = True  # as torch does after producing guards: no guard may be added now
+            return None
+        return original(*args, **kwargs)
+
+    produce_guards_and_solve_constraints.__symshape_skip__ = True  # type: ignore[attr-defined]
+    return produce_guards_and_solve_constraints
+
+
+@contextlib.contextmanager
+def _judged_by_symshape() -> Iterator[None]:
+    """Inside the ``with`` (under the lock of :func:`install_shape_env_class`), routed
+    non-strict exports skip torch's constraint solving (see :func:`_skip_for_routed`); the
+    original is back when the block that installed the skip ends. A torch without the site
+    keeps its own solving (slower, same answers: its violations reach the decider's
+    ``on_constraint_violation``)."""
+    module = importlib.import_module(_SOLVE_SITE[0])
+    original = getattr(module, _SOLVE_SITE[1], None)
+    if original is None or getattr(original, "__symshape_skip__", False):
+        yield  # no such site, or an outer block installed the skip already
+        return
+    setattr(module, _SOLVE_SITE[1], _skip_for_routed(original))
+    try:
+        yield
+    finally:
+        setattr(module, _SOLVE_SITE[1], original)

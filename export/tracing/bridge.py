@@ -256,6 +256,11 @@ class SolverBridge(tc.BaseDecider):
         self._torch_reports.append(message)
         return True
 
+    def judges_constraints(self) -> bool:
+        """The solver judges every constraint (:mod:`export.diagnose.violations`): torch's
+        own guard production and constraint solving are skipped (non-strict)."""
+        return True
+
     # -- questions ------------------------------------------------------------------------------
     def on_question(self, expr: sympy.Basic, hint: bool | None, api: str) -> tc.Answer:
         """The answer to torch's question ``expr`` (None: torch decides): :data:`NEUTRAL`

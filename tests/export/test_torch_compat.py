@@ -475,3 +475,39 @@ def test_import_fails_on_unsupported_torch(monkeypatch: pytest.MonkeyPatch) -> N
     monkeypatch.delitem(sys.modules, "export._torch_compat")
     with pytest.raises(UnsupportedTorchVersionError):
         importlib.import_module("export._torch_compat")
+
+
+class JudgingDecider(SuppressingDecider):
+    """Judges every constraint itself (as symshape's bridge does)."""
+
+    def judges_constraints(self) -> bool:
+        return True
+
+
+@pytest.mark.parametrize("decider, solves", [(LogDecider, True), (JudgingDecider, False)])
+def test_torch_constraint_solving_is_skipped_only_for_a_judging_decider(
+        decider: type[LogDecider], solves: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A routed non-strict export whose decider judges the constraints skips torch's guard
+    production and DimConstraints solve (a violation then reaches nobody: the decider
+    judges it); the site is torch's original again after the ``with``."""
+    from torch.fx.experimental import symbolic_shapes
+
+    site = importlib.import_module("torch.export._trace")
+    original = site.produce_guards_and_solve_constraints
+    solved: list[bool] = []
+    plain_solve = symbolic_shapes.DimConstraints.solve
+
+    def spy(self: Any) -> Any:
+        solved.append(True)
+        return plain_solve(self)
+
+    monkeypatch.setattr(symbolic_shapes.DimConstraints, "solve", spy)
+    d = decider()
+    ep, _ = export(Reshape(), (torch.randn(8, 6),), {"x": {0: 2 * Dim("k")}}, False, d)
+    assert bool(solved) is solves
+    assert site.produce_guards_and_solve_constraints is original
+    x = torch.randn(10, 6)
+    torch.testing.assert_close(ep.module()(x), x.reshape(-1, 4))
+    if not solves:  # a violation is the decider's to judge: torch raises none
+        ep, _ = export(Reshape(), (torch.randn(8, 6),), {"x": {0: Dim("b")}}, False, d)
+        assert not d.violations and not solved

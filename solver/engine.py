@@ -254,6 +254,7 @@ class Solver:
         ``keep`` accepts (default: all of them), plus ``extra``."""
         st = self._state
         other = Solver(rlimit=st.smt.rlimit, enum_limit=st.enum_limit, deadline=st.smt.deadline)
+        other._state.smt.home = st.smt.home  # one Z3 context for a solver and its replicas
         for info in st.symbols.values():
             other.symbol(info.symbol.name, info.lo, info.hi, hint=info.hint, source=info.source, adapts=info.adapts)
         for f in st.facts:

@@ -34,7 +34,7 @@ import z3
 from shapes.errors import UnsupportedExpressionError
 from shapes.expr import FloorDiv
 
-__all__ = ["Smt", "Budget", "Deadline", "DEFAULT_RLIMIT", "SEED"]
+__all__ = ["Smt", "Z3Home", "Budget", "Deadline", "DEFAULT_RLIMIT", "SEED"]
 
 DEFAULT_RLIMIT = 2_000_000
 SEED = 0
@@ -110,14 +110,43 @@ class Deadline:
             self.until = saved
 
 
+class Z3Home:
+    """The Z3 context of a solver and its replicas, built on the first query (most solvers
+    never need Z3). Building one costs about 7 ms and dropping one 3 ms, so a solver and the
+    replicas it makes (a failing export makes about ten) share one; they are used on one
+    thread, as a Z3 context requires. Budgets stay per query (``rlimit`` counts from where
+    the context is).
+
+    >>> home = Z3Home()
+    >>> home.built, home.ctx is home.ctx, home.built
+    (False, True, True)
+    """
+
+    __slots__ = ("_ctx",)
+
+    def __init__(self) -> None:
+        self._ctx: z3.Context | None = None
+
+    @property
+    def built(self) -> bool:
+        return self._ctx is not None
+
+    @property
+    def ctx(self) -> z3.Context:
+        if self._ctx is None:
+            self._ctx = z3.Context()
+        return self._ctx
+
+
 class Smt:
     """One incremental Z3 solver holding the facts, with push/pop scopes."""
 
-    def __init__(self, rlimit: int = DEFAULT_RLIMIT, deadline: Deadline | None = None) -> None:
+    def __init__(self, rlimit: int = DEFAULT_RLIMIT, deadline: Deadline | None = None,
+                 home: Z3Home | None = None) -> None:
         self.rlimit = rlimit
         self.deadline = deadline or Deadline()
+        self.home = home or Z3Home()  # replicas get their solver's (see Solver.replica)
         self._live_timed = False  # the incremental solver carries a timeout from a deadline
-        self._ctx: z3.Context | None = None  # built on the first query: most solvers never need Z3
         self._live: z3.Solver | None = None
         self._pending: list[list[sympy.Basic]] = [[]]  # facts per scope level, until Z3 is built
         self._vars: dict[sympy.Symbol, z3.ArithRef] = {}
@@ -128,9 +157,7 @@ class Smt:
 
     @property
     def ctx(self) -> z3.Context:
-        if self._ctx is None:
-            self._ctx = z3.Context()
-        return self._ctx
+        return self.home.ctx
 
     @property
     def _solver(self) -> z3.Solver:

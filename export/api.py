@@ -20,10 +20,11 @@ from torch.export import ExportedProgram
 from export import _torch_compat as tc
 from export.spec.classic import dynamic_dim, from_constraints
 from export.diagnose.data_dependent import data_dependent_error
-from export.diagnose.kept import Kept, kept_checks
+from export.diagnose.kept import Kept, KeptMemo
 from export.diagnose.violations import violation_error
 from export.diagnose.dynamic_hints import specialized_error
-from export.errors import ConstraintViolationError, DataDependentError, ExportError, InputError, SymshapeWarning
+from export.errors import (ConstraintViolationError, DataDependentError, ExportError, InconsistentDecisionError,
+                           InputError, SymshapeWarning, TraceEnded)
 from export.tracing.bridge import SolverBridge
 from export.spec.inputs import Inputs, signature_of
 from export.program.exported import SymshapeProgram, amend, finish
@@ -223,7 +224,10 @@ def traced(
     with tc.exclusive():
         exporter = Exporter.of(f, args, kwargs, opts)
         spec = _spec_of(exporter.inputs, constraints, resolve_dynamic_shapes(f, args, kwargs, dynamic_shapes))
-        return exporter.trace(spec)
+        ep, trace = exporter.trace(spec)
+    if ep is None:
+        raise InconsistentDecisionError("a full trace ended without a program")
+    return ep, trace
 
 
 _FIRST_TRACE = "example"
@@ -280,23 +284,29 @@ class Exporter:
     with :meth:`with_example`). The 0/1 probe of a batch-1 export re-raises what the larger
     example raised instead of tracing it again, and a violation first judged without
     verifying its fixes is verified from its trace."""
+    kept: KeptMemo = field(default_factory=KeptMemo, compare=False)
+    """The relations kept as checks of the last trace judged (shared with :meth:`with_example`):
+    a failing trace judged where it ends early is not judged again."""
 
     @staticmethod
     def of(f: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any] | None = None,
            options: TorchOptions | None = None, *, zero_one_examples: str = TRACE_LARGER,
            dim_relations: str = CHECK, traces: list[str] | None = None,
-           failures: dict[Any, tuple[Exception, bool, Trace | None]] | None = None) -> Exporter:
+           failures: dict[Any, tuple[Exception, bool, Trace | None]] | None = None,
+           kept: KeptMemo | None = None) -> Exporter:
         """``f`` on ``args``/``kwargs`` (InputError when they do not fit its signature);
         ``zero_one_examples`` and ``dim_relations`` as :func:`export` takes them."""
         mode = check_mode(zero_one_examples)  # before the inputs: a bad option is named first, as before
         relations = check_relations_mode(dim_relations)
         return Exporter(f, args, kwargs, options or TorchOptions(), Inputs.bind(f, args, kwargs), mode, relations,
-                        traces if traces is not None else [], failures if failures is not None else {})
+                        traces if traces is not None else [], failures if failures is not None else {},
+                        kept if kept is not None else KeptMemo(relations))
 
     def with_example(self, args: tuple[Any, ...], kwargs: dict[str, Any] | None) -> Exporter:
         """The same export (``f``, options) on other example inputs."""
         return Exporter.of(self.f, args, kwargs, self.options, zero_one_examples=self.zero_one_examples,
-                           dim_relations=self.dim_relations, traces=self.traces, failures=self.failures)
+                           dim_relations=self.dim_relations, traces=self.traces, failures=self.failures,
+                           kept=self.kept)
 
     def parse(self, form: Any, classic: bool) -> Spec:
         """The Spec :func:`export` builds from ``constraints=form`` (``classic``) or
@@ -305,14 +315,16 @@ class Exporter:
             return _spec_of(self.inputs, form, None)
         return _spec_of(self.inputs, None, resolve_dynamic_shapes(self.f, self.args, self.kwargs, form))
 
-    def trace(self, spec: Spec, *, keep_zero_one: bool = False) -> tuple[ExportedProgram, Trace]:
+    def trace(self, spec: Spec, *, keep_zero_one: bool = False,
+              early: bool = False) -> tuple[ExportedProgram | None, Trace]:
         """One routed torch.export trace; data-dependent failures become DataDependentError.
-        ``keep_zero_one``: sizes 0/1 stay symbolic (a boundary re-trace)."""
+        ``keep_zero_one``: sizes 0/1 stay symbolic (a boundary re-trace); ``early``: a trace
+        that fails for a violation ends before torch builds its program (None)."""
         validate(spec, self.inputs)
         self.traces.append(_FIRST_TRACE if not self.traces else
                            "boundary re-trace" if keep_zero_one else _DIAGNOSIS_TRACE)
         module = _as_module(self.f)
-        bridge = SolverBridge(spec, self.inputs)
+        bridge = SolverBridge(spec, self.inputs, fails=self.kept.fails if early else None)
         torch_shapes = torch_dynamic_shapes(spec, self.inputs, tracing=True) if spec.decls else None
         captured = io.StringIO()
         with tc.route_shape_env(bridge, specialize_zero_one=not keep_zero_one), tc.decorator_resolved():
@@ -320,6 +332,9 @@ class Exporter:
                 with contextlib.redirect_stderr(captured):
                     ep = torch.export.export(module, self.args, self.kwargs, dynamic_shapes=torch_shapes,
                                              **self.options.as_kwargs())
+            except TraceEnded as e:
+                _replay_stderr(captured.getvalue())
+                return None, e.trace
             except ExportError:
                 raise
             except HintMismatchError as e:
@@ -391,18 +406,18 @@ class Exporter:
         """The relations kept as checks, and the error of ``trace`` (None: it gives a program);
         ``diagnose``: the error's fixes verified by re-exporting through this exporter."""
         exporter = self if diagnose else None
-        kept = kept_checks(trace) if self.dim_relations == CHECK else Kept(None)  # None: judge as violations
+        kept = self.kept.of(trace)  # checks None: judge as violations
         error = (violation_error(trace, exporter, kept.fix) if kept.checks is None else None) or \
             specialized_error(trace, exporter)
         return kept, error
 
-    def _trace_new(self, spec: Spec, diagnose: bool) -> tuple[Any, ExportedProgram, Trace]:
+    def _trace_new(self, spec: Spec, diagnose: bool) -> tuple[Any, ExportedProgram | None, Trace]:
         """:meth:`trace` unless ``spec`` failed on this example before (then that is raised
         again, see :meth:`_raise_known`); a failure to trace is remembered. With the key."""
         key = self._failure_key(spec)
         self._raise_known(key, diagnose)
         try:
-            ep, trace = self.trace(spec)
+            ep, trace = self.trace(spec, early=True)
         except Exception as e:  # noqa: BLE001 - kept to be raised again, then raised
             self.failures[key] = (e, True, None)
             raise
@@ -412,9 +427,14 @@ class Exporter:
         """:meth:`run` on this example as given (what failed before fails again untraced)."""
         key, ep, trace = self._trace_new(spec, diagnose)
         kept, error = self._judge(trace, diagnose=diagnose)
+        if error is None and ep is None:  # ended early, yet no error (not expected): trace in full
+            ep, trace = self.trace(spec)
+            kept, error = self._judge(trace, diagnose=diagnose)
         if error is not None:
             self.failures[key] = (error, diagnose, trace)
             raise error
+        if ep is None:
+            raise InconsistentDecisionError("a trace that gives a program ended without one")
         return finish(ep, trace, zero_one(trace, ep, functools.partial(self._boundary, spec)), kept.checks or ())
 
     def check(self, spec: Spec) -> None:
@@ -439,9 +459,10 @@ class Exporter:
                   ", ".join(f"{d} = {n}" for d, n in sizes.items()))
         try:
             b_args, b_kwargs = enlarged_inputs(self.inputs, self.args, self.kwargs, sizes)
-            return self.with_example(b_args, b_kwargs).trace(spec, keep_zero_one=True)
+            ep, trace = self.with_example(b_args, b_kwargs).trace(spec, keep_zero_one=True)
         except Exception:  # noqa: BLE001 - no boundary trace, no evidence: the dim keeps its floor
             return None
+        return None if ep is None else (ep, trace)
 
 
 def _replay_stderr(text: str, drop: str = "") -> None:

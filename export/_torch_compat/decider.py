@@ -78,6 +78,11 @@ class Decider(Protocol):
         production and constraint solving (its ShapeEnv is only frozen); False: torch runs
         them and reports to :meth:`on_constraint_violation`."""
 
+    def on_traced(self) -> None:
+        """The graph is traced and every guard asked (non-strict, a judging decider: where
+        torch would produce guards). An exception raised here ends the export: torch builds
+        no program (the caller catches it)."""
+
 
 class BaseDecider:
     """A decider that decides nothing: subclass and override what you need."""
@@ -108,3 +113,6 @@ class BaseDecider:
 
     def judges_constraints(self) -> bool:
         return False
+
+    def on_traced(self) -> None:
+        return None

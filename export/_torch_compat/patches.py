@@ -163,6 +163,7 @@ def _skip_for_routed(original: Callable[..., Any]) -> Callable[..., Any]:
         env = getattr(fake_mode, "shape_env", None)
         if isinstance(env, RoutingShapeEnv) and env.decider is not None and env.decider.judges_constraints():
             env.frozen = True  # as torch does after producing guards: no guard may be added now
+            env.decider.on_traced()  # may end the export here (a failing trace needs no program)
             return None
         return original(*args, **kwargs)
 

@@ -11,17 +11,17 @@ with verified fixes; a fix whose re-export keeps the rest as checks needs no mod
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from solver import Truth
 
 from export.diagnose.redundant import irredundant
 from export.diagnose.violations import SPECIALIZED, blocking_violations, causes_of
 from export.fixes.verify import SpecFix, fix_spec
-from export.program.refusals import KeptCheck
+from export.program.refusals import CHECK, KeptCheck
 from export.tracing.trace import Trace
 
-__all__ = ["kept_checks", "Kept"]
+__all__ = ["kept_checks", "Kept", "KeptMemo"]
 
 
 @dataclass(frozen=True)
@@ -56,3 +56,36 @@ def kept_checks(trace: Trace) -> Kept:
     except Exception:  # noqa: BLE001 - relations the solver cannot take are no checks to keep
         return Kept(None, fix)
     return Kept(tuple(KeptCheck(c.constraint, c.origin, c.code, tuple(c.dims)) for c in causes), fix)
+
+
+@dataclass
+class KeptMemo:
+    """The judgement of the relations to keep (:func:`kept_checks`) for one export, as
+    ``dim_relations`` says (``"raise"``: none kept, judge them as violations), remembered for
+    the last trace: the judgement that ends a failing trace early (:meth:`fails`, at
+    :meth:`export.tracing.bridge.SolverBridge.on_traced`) is not worked out again when the
+    exporter judges the same trace (:meth:`of`)."""
+
+    dim_relations: str = CHECK
+    last: tuple[Trace, Kept] | None = field(default=None, repr=False)
+
+    def of(self, trace: Trace) -> Kept:
+        """:func:`kept_checks` of ``trace`` (``Kept(None)`` with ``dim_relations="raise"``)."""
+        if self.last is not None and _same_facts(self.last[0], trace):
+            return self.last[1]
+        kept = kept_checks(trace) if self.dim_relations == CHECK else Kept(None)
+        self.last = (trace, kept)
+        return kept
+
+    def fails(self, trace: Trace) -> bool:
+        """Whether ``trace`` fails for a violation (a 0/1 specialization alone is judged
+        later): a blocking violation that no kept check covers."""
+        if self.of(trace).checks is not None:
+            return False
+        return self.dim_relations == CHECK or bool(blocking_violations(trace))
+
+
+def _same_facts(a: Trace, b: Trace) -> bool:
+    """The same trace, or a later view of it with nothing new to judge (the bridge's trace
+    after torch built the program: the same solver, facts and symbols)."""
+    return a is b or (a.solver is b.solver and len(a.solver.facts) == len(b.solver.facts) and a.sym_map == b.sym_map)

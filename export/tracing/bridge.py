@@ -16,7 +16,7 @@ import contextlib
 import re
 import sys
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,7 +24,7 @@ import sympy
 
 from export import _torch_compat as tc
 from export.tracing.convert import to_shapes
-from export.errors import UnsupportedGuardError
+from export.errors import TraceEnded, UnsupportedGuardError
 from export.spec.inputs import Inputs
 from export.tracing.provenance import UserFrame, is_user_file, user_frame
 from export.tracing.questions import Asking, Questions
@@ -92,8 +92,12 @@ class SolverBridge(tc.BaseDecider):
     """Routes a trace's decisions to ``solver`` (see the module docstring); :meth:`trace`
     hands over what the trace left behind, once tracing has ended."""
 
-    def __init__(self, spec: Spec, inputs: Inputs, solver: Solver | None = None) -> None:
+    def __init__(self, spec: Spec, inputs: Inputs, solver: Solver | None = None,
+                 fails: Callable[[Trace], bool] | None = None) -> None:
+        """``fails``: asked once the graph is traced (:meth:`on_traced`) whether the trace
+        will fail; True ends the export there with :class:`export.errors.TraceEnded`."""
         self._spec = spec
+        self._fails = fails
         self._inputs = inputs
         self._solver = solver if solver is not None else Solver(deadline=export_deadline())
         self._counts = _Counts()
@@ -260,6 +264,14 @@ class SolverBridge(tc.BaseDecider):
         """The solver judges every constraint (:mod:`export.diagnose.violations`): torch's
         own guard production and constraint solving are skipped (non-strict)."""
         return True
+
+    def on_traced(self) -> None:
+        """End a trace that will fail (``fails``) before torch builds its program: a
+        failing export needs the trace's facts, not the program."""
+        if self._fails is not None:
+            trace = self.trace()
+            if self._fails(trace):
+                raise TraceEnded(trace)
 
     # -- questions ------------------------------------------------------------------------------
     def on_question(self, expr: sympy.Basic, hint: bool | None, api: str) -> tc.Answer:

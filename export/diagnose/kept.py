@@ -11,9 +11,12 @@ with verified fixes; a fix whose re-export keeps the rest as checks needs no mod
 
 from __future__ import annotations
 
+import weakref
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
-from solver import Truth
+from solver import Solver, Truth
 
 from export.diagnose.redundant import irredundant
 from export.diagnose.violations import SPECIALIZED, blocking_violations, causes_of
@@ -64,17 +67,20 @@ class KeptMemo:
     ``dim_relations`` says (``"raise"``: none kept, judge them as violations), remembered for
     the last trace: the judgement that ends a failing trace early (:meth:`fails`, at
     :meth:`export.tracing.bridge.SolverBridge.on_traced`) is not worked out again when the
-    exporter judges the same trace (:meth:`of`)."""
+    exporter judges the same trace (:meth:`of`). It keeps no trace alive (a program keeps its
+    ShapeEnv, hence the bridge that asks :meth:`fails`): the trace is known by a weak
+    reference to its solver, the number of facts and the symbols."""
 
     dim_relations: str = CHECK
-    last: tuple[Trace, Kept] | None = field(default=None, repr=False)
+    last: tuple[weakref.ref[Solver], int, Mapping[Any, Any], Kept] | None = field(default=None, repr=False)
 
     def of(self, trace: Trace) -> Kept:
         """:func:`kept_checks` of ``trace`` (``Kept(None)`` with ``dim_relations="raise"``)."""
-        if self.last is not None and _same_facts(self.last[0], trace):
-            return self.last[1]
+        key = (len(trace.solver.facts), trace.sym_map)
+        if self.last is not None and self.last[0]() is trace.solver and self.last[1:3] == key:
+            return self.last[3]  # the same trace, or a later view of it with nothing new to judge
         kept = kept_checks(trace) if self.dim_relations == CHECK else Kept(None)
-        self.last = (trace, kept)
+        self.last = (weakref.ref(trace.solver), *key, kept)
         return kept
 
     def fails(self, trace: Trace) -> bool:
@@ -83,9 +89,3 @@ class KeptMemo:
         if self.of(trace).checks is not None:
             return False
         return self.dim_relations == CHECK or bool(blocking_violations(trace))
-
-
-def _same_facts(a: Trace, b: Trace) -> bool:
-    """The same trace, or a later view of it with nothing new to judge (the bridge's trace
-    after torch built the program: the same solver, facts and symbols)."""
-    return a is b or (a.solver is b.solver and len(a.solver.facts) == len(b.solver.facts) and a.sym_map == b.sym_map)

@@ -33,9 +33,9 @@ def traces(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
     out: list[bool] = []
     real = api.Exporter.trace
 
-    def counted(self: Any, spec: Any, *, keep_zero_one: bool = False) -> Any:
+    def counted(self: Any, spec: Any, *, keep_zero_one: bool = False, early: bool = False) -> Any:
         out.append(keep_zero_one)
-        return real(self, spec, keep_zero_one=keep_zero_one)
+        return real(self, spec, keep_zero_one=keep_zero_one, early=early)
 
     monkeypatch.setattr(api.Exporter, "trace", counted)
     return out

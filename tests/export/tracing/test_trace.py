@@ -109,7 +109,8 @@ def test_the_bridge_is_only_a_decider() -> None:
     to the decider)."""
     public = {n for n, _ in inspect.getmembers(SolverBridge) if not n.startswith("_")}
     hooks = {"attach", "on_symbol", "on_specialize", "on_range_update", "on_replacement", "on_constraint_violation",
-             "on_question", "on_static", "judges_constraints"}
+             "on_question", "on_static", "judges_constraints",
+             "on_traced"}
     assert public == hooks | {"trace", "declaring"}
 
 

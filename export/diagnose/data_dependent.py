@@ -5,7 +5,6 @@ branch asked about it, and the ``constrain_as_value`` / ``constrain_as_size`` /
 
 from __future__ import annotations
 
-import re
 import traceback
 from collections.abc import Mapping
 from typing import Any
@@ -100,8 +99,7 @@ def _symbol(trace: Trace, sym: sympy.Symbol) -> sympy.Basic:
 
 def _var_name(frame: UserFrame | None, default: str) -> str:
     """The variable an unbacked value was assigned to where it was made (``v = x.item()``)."""
-    m = re.match(r"\s*([A-Za-z_][A-Za-z_0-9]*)\s*=[^=]", frame.code) if frame is not None else None
-    return m[1] if m else default
+    return frame.assigned(default) if frame is not None else default
 
 
 def _read_of(frame: UserFrame | None, at: UserFrame | None) -> ValueRead | None:

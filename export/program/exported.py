@@ -219,11 +219,18 @@ def _assert_words(trace: Trace, solver: Solver, condition: sympy.Basic) -> str |
     rel = trace.convert(condition)
     if rel is None or not rel.free_symbols or not rel.free_symbols <= trace.names.keys():
         return None
+    names, made = dict(trace.names), []
+    for torch_sym in sorted(condition.free_symbols & trace.unbacked_origins.keys(), key=str):
+        sym, frame = trace.sym_map.get(torch_sym), trace.unbacked_origins[torch_sym]
+        if sym in names:  # a data-dependent value: named as the user's line names it
+            names[sym] = frame.assigned(names[sym])
+            made.append(f"{names[sym]} comes from {frame.code.strip()} at {frame.origin}")
     try:
-        words = guard_words(solver, rel, trace.names)
+        words = guard_words(solver, rel, names)
     except Exception:  # noqa: BLE001 - torch's message stays
         return None
-    return f"symshape: the exported program refuses these inputs: {words}"
+    where = f" ({'; '.join(made)})" if made else ""
+    return f"symshape: the exported program refuses these inputs: {words}{where}"
 
 
 def _input_order(ep: ExportedProgram, names: Mapping[str, str]) -> tuple[str | None, ...]:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import linecache
 import os
+import re
 import sys
 import sysconfig
 from dataclasses import dataclass
@@ -46,6 +47,17 @@ class UserFrame:
     lineno: int
     function: str
     code: str
+
+    def assigned(self, default: str) -> str:
+        """The variable this line assigns (``n`` for ``n = y.sum().item()``), else ``default``.
+
+        >>> UserFrame("m.py", 5, "forward", "n = y.sum().item()").assigned("u0")
+        'n'
+        >>> UserFrame("m.py", 5, "forward", "if y.item() == 1:").assigned("u0")
+        'u0'
+        """
+        m = re.match(r"\s*([A-Za-z_][A-Za-z_0-9]*)\s*=[^=]", self.code)
+        return m[1] if m else default
 
     @property
     def origin(self) -> str:

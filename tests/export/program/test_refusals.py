@@ -20,6 +20,7 @@ from torch.export import Dim
 import export
 from export import RefusedInputError
 from export.program.refusals import input_sizes, refusal_text
+from assert_models import AssertPositive  # noqa: E402 - tests/support (see its docstring)
 
 
 class Groups(torch.nn.Module):
@@ -124,3 +125,19 @@ def test_a_static_dim_of_another_size_is_named() -> None:
     ep = export.export(Groups(), (torch.randn(2, 12),), dynamic_shapes={"x": {0: Dim("b")}})
     with pytest.raises(RefusedInputError, match=r"x.size\(1\) must be 12 \(static in the program; got x.size\(1\) = 8\)"):
         ep.module()(torch.randn(3, 8))
+
+
+def test_a_data_dependent_assert_is_a_runtime_check_named_as_the_user_names_the_value() -> None:
+    """issue 21, item 3: a Python ``assert`` on a data-dependent value (strict: dynamo makes it a
+    runtime assertion, as torch does) refuses in words that name the value ``n`` and its line,
+    not torch's ``u0``; the program runs where the assert holds, like eager."""
+    x, y = torch.randn(4, 3), torch.tensor([2])
+    ep = export.export(AssertPositive(), (x, y), dynamic_shapes={"x": {0: Dim("b")}, "y": None}, strict=True)
+    torch.testing.assert_close(ep.module()(torch.randn(6, 3), torch.tensor([3])),
+                               AssertPositive()(torch.randn(6, 3), torch.tensor([3])), rtol=0, atol=1e30)
+    with pytest.raises(RuntimeError) as caught:
+        ep.module()(x, torch.tensor([-1]))
+    text = str(caught.value)
+    assert "n must be >= 1 (n comes from n = y.sum().item() at " in text, text
+    assert "assert_models.py:12)" in text
+    assert "u0" not in text

@@ -151,24 +151,38 @@ own constraint solver (DimConstraints) on them, only to raise or suggest fixes."
 
 
 def _skip_for_routed(original: Callable[..., Any]) -> Callable[..., Any]:
-    """``original`` that does nothing but freeze the ShapeEnv when the export is routed to a
-    decider that judges every constraint itself (:meth:`Decider.judges_constraints`: symshape's
-    solver, with its facts, violations and fixes), so torch's
-    guard code and its DimConstraints solve (a tenth to a fifth of a small export; both are
-    discarded by export) are not computed. Another thread's plain export runs ``original``."""
+    """``original``, skipped when the export is routed to a decider that judges every
+    constraint itself (:meth:`Decider.judges_constraints`: symshape's solver, with its facts,
+    violations and fixes) and the spec ties no input dims together: torch's guard code and
+    its DimConstraints solve (a tenth to a fifth of a small export; both discarded by export)
+    are not computed, the ShapeEnv is only frozen. Either way the decider then hears
+    :meth:`Decider.on_traced`. Another thread's plain export runs ``original``."""
 
     @functools.wraps(original)
     def produce_guards_and_solve_constraints(*args: Any, **kwargs: Any) -> Any:
         fake_mode = kwargs.get("fake_mode", args[0] if args else None)
         env = getattr(fake_mode, "shape_env", None)
-        if isinstance(env, RoutingShapeEnv) and env.decider is not None and env.decider.judges_constraints():
+        if not (isinstance(env, RoutingShapeEnv) and env.decider is not None and env.decider.judges_constraints()):
+            return original(*args, **kwargs)
+        if _has_equalities(kwargs.get("equalities_inputs", args[3] if len(args) > 3 else None)):
+            out = original(*args, **kwargs)  # torch's guards on input equalities are the program's checks
+        else:
             env.frozen = True  # as torch does after producing guards: no guard may be added now
-            env.decider.on_traced()  # may end the export here (a failing trace needs no program)
-            return None
-        return original(*args, **kwargs)
+            out = None
+        env.decider.on_traced()  # may end the export here (a failing trace needs no program)
+        return out
 
     produce_guards_and_solve_constraints.__symshape_skip__ = True  # type: ignore[attr-defined]
     return produce_guards_and_solve_constraints
+
+
+def _has_equalities(equalities: Any) -> bool:
+    """Whether the spec ties input dims together (equal Dims, derived Dims, the classic
+    ``dynamic_dim(x, 0) == dynamic_dim(y, 0)``). torch 2.13 unifies such dims only while it
+    produces guards, which is where its program gets the check that they are equal, so those
+    exports keep torch's step (2.14 and 2.15 give both dims one symbol up front)."""
+    return equalities is not None and any(
+        getattr(equalities, name, None) for name in ("source_pairs", "derived_equalities", "phantom_symbols"))
 
 
 @contextlib.contextmanager

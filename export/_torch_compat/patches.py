@@ -178,9 +178,9 @@ def _skip_for_routed(original: Callable[..., Any]) -> Callable[..., Any]:
 
 def _has_equalities(equalities: Any) -> bool:
     """Whether the spec ties input dims together (equal Dims, derived Dims, the classic
-    ``dynamic_dim(x, 0) == dynamic_dim(y, 0)``). torch 2.13 unifies such dims only while it
-    produces guards, which is where its program gets the check that they are equal, so those
-    exports keep torch's step (2.14 and 2.15 give both dims one symbol up front)."""
+    ``dynamic_dim(x, 0) == dynamic_dim(y, 0)``). torch (2.13 and 2.14 checked) unifies the
+    dims of a classic equality only while it produces guards, which is where its program gets
+    the check that they are equal, so those exports keep torch's step."""
     return equalities is not None and any(
         getattr(equalities, name, None) for name in ("source_pairs", "derived_equalities", "phantom_symbols"))
 

@@ -25,8 +25,9 @@ median ratio <= 3).
 Measured 2026-12-03 (torch 2.14.1, 2 cores, --repeat 3): verdicts symshape 57/57, torch 51;
 fixes right 31/31, torch 21; weakest 30/31, torch 17. Failing exports (32 cases, symshape
 raises): median 2.5x torch's failing export (3.0x that morning, before torch's guard step was
-skipped and failing traces ended early); worst view_minus_one, which exports with a kept check
-where torch fails; none over 5 s. Runs of the same code vary by about 0.3x.
+skipped and failing traces ended early); worst tutorial_wxyz 6.3x (its fix search); none over
+5 s. view_minus_one, which exports with a kept check where torch fails, takes 10.8x torch's
+failing export. Runs of the same code vary by about 0.3x.
 
 Usage: python benchmarks/bench_fixes.py [--quick] [--case ID ...] [--repeat N]
 """

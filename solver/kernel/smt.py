@@ -118,18 +118,14 @@ class Z3Home:
     the context is).
 
     >>> home = Z3Home()
-    >>> home.built, home.ctx is home.ctx, home.built
-    (False, True, True)
+    >>> home.ctx is home.ctx
+    True
     """
 
     __slots__ = ("_ctx",)
 
     def __init__(self) -> None:
         self._ctx: z3.Context | None = None
-
-    @property
-    def built(self) -> bool:
-        return self._ctx is not None
 
     @property
     def ctx(self) -> z3.Context:
@@ -141,11 +137,10 @@ class Z3Home:
 class Smt:
     """One incremental Z3 solver holding the facts, with push/pop scopes."""
 
-    def __init__(self, rlimit: int = DEFAULT_RLIMIT, deadline: Deadline | None = None,
-                 home: Z3Home | None = None) -> None:
+    def __init__(self, rlimit: int = DEFAULT_RLIMIT, deadline: Deadline | None = None) -> None:
         self.rlimit = rlimit
         self.deadline = deadline or Deadline()
-        self.home = home or Z3Home()  # replicas get their solver's (see Solver.replica)
+        self.home = Z3Home()  # replicas get their solver's (see Solver.replica)
         self._live_timed = False  # the incremental solver carries a timeout from a deadline
         self._live: z3.Solver | None = None
         self._pending: list[list[sympy.Basic]] = [[]]  # facts per scope level, until Z3 is built

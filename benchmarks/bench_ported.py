@@ -1,0 +1,188 @@
+"""PyTorch's own dynamic-shape export tests, ported: torch.export and symshape side by side.
+
+Each case (``benchmarks/ported_cases/*.py``, a ``CASES`` list of :class:`Ported`) is one test
+of PyTorch's suite (``source`` names it) reduced to its model, example, spec and the inputs it
+runs. Both exporters export it with the same spec (symshape with its defaults), then run both
+programs and eager on the case's own inputs and on sizes around both ranges (each dynamic
+dim's equality class resized together). A case is scored:
+
+  same     both export and agree with eager wherever they accept, or both refuse
+  better   symshape exports (right wherever it accepts) where torch refuses, or admits sizes
+           torch's program refuses and eager handles
+  WORSE    symshape refuses where torch exports, or refuses a size torch's program runs and eager
+           handles, or refuses with something other than an ``export.ExportError``
+  WRONG    a program accepts an input and differs from eager (either side; torch's is noted)
+
+Usage: python benchmarks/bench_ported.py [--case ID ...] [--verbose]
+"""
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import importlib
+import pkgutil
+import sys
+import traceback
+import warnings
+from pathlib import Path
+from typing import Any, Callable, Optional
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests" / "support"))
+
+import torch  # noqa: E402
+
+import export  # noqa: E402
+from export.diagnose.probe import enlarged_inputs  # noqa: E402
+from export.spec.inputs import Inputs  # noqa: E402
+from shapes.spec import InputDim  # noqa: E402
+
+
+@dataclasses.dataclass(frozen=True)
+class Ported:
+    """One ported test: ``model()`` and ``args()`` build fresh objects; ``shapes()`` the
+    ``dynamic_shapes`` (None: static); ``runs`` more argument tuples the test runs the program
+    on; ``kwargs`` more keyword arguments of both exports (e.g. ``strict=True``)."""
+
+    id: str
+    source: str
+    model: Callable[[], torch.nn.Module]
+    args: Callable[[], tuple[Any, ...]]
+    shapes: Callable[[], Any] = lambda: None
+    runs: Callable[[], list[tuple[Any, ...]]] = lambda: []
+    kwargs: dict[str, Any] = dataclasses.field(default_factory=dict)
+    note: str = ""
+
+
+@dataclasses.dataclass
+class Row:
+    id: str
+    score: str
+    torch: str
+    symshape: str
+    detail: str = ""
+
+
+def _export(fn: Callable[..., Any], case: Ported) -> tuple[Any, Optional[BaseException]]:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            return fn(case.model(), case.args(), dynamic_shapes=case.shapes(), **case.kwargs), None
+        except Exception as e:  # noqa: BLE001 - scored
+            return None, e
+
+
+def _same(a: Any, b: Any) -> bool:
+    fa, _ = torch.utils._pytree.tree_flatten(a)
+    fb, _ = torch.utils._pytree.tree_flatten(b)
+    return len(fa) == len(fb) and all(
+        (x.shape == y.shape and torch.allclose(x, y, equal_nan=True)) if isinstance(x, torch.Tensor) else x == y
+        for x, y in zip(fa, fb))
+
+
+def _call(fn: Callable[..., Any], args: tuple[Any, ...]) -> tuple[bool, Any]:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            return True, fn(*args)
+        except Exception:  # noqa: BLE001 - refused
+            return False, None
+
+
+def _probe_args(case: Ported, s_ep: Any) -> list[tuple[str, tuple[Any, ...]]]:
+    args = case.args()
+    model = case.model()
+    inputs = Inputs.bind(model, args, None)
+    out = [(f"run {i}", a) for i, a in enumerate(case.runs())]
+    sym = getattr(s_ep, "symshape", None)
+    if sym is None:
+        return out
+    classes = [set(c) for c in sym.classes]
+    by_name = {str(InputDim(leaf.name, i)): InputDim(leaf.name, i)
+               for leaf in inputs.tensors for i in range(leaf.value.dim())}
+    seen: list[set[str]] = []
+    for name, (lo, hi) in dict(sym.ranges).items():
+        group = next((c for c in classes if name in c), {name})
+        if any(name in g for g in seen):
+            continue
+        seen.append(group)
+        sizes = {0, 1, 2, 3, 5, 8, 17}
+        for b in (lo, hi):
+            if b is not None:
+                sizes |= {b - 1, b, b + 1}
+        for n in sorted(x for x in sizes if 0 <= x <= 64):
+            dims = {by_name[d]: n for d in group if d in by_name}
+            if dims:
+                new, _ = enlarged_inputs(inputs, args, None, dims)
+                out.append((f"{sorted(group)}={n}", new))
+    return out
+
+
+def judge(case: Ported) -> Row:
+    t_ep, t_err = _export(torch.export.export, case)
+    s_ep, s_err = _export(export.export, case)
+    t_word = "ok" if t_err is None else f"{type(t_err).__name__}"
+    s_word = "ok" if s_err is None else f"{type(s_err).__name__}"
+    if s_err is not None and not isinstance(s_err, export.ExportError):
+        tb = "".join(traceback.format_exception_only(type(s_err), s_err)).strip()
+        return Row(case.id, "WORSE", t_word, s_word, f"not an ExportError: {tb[:300]}")
+    if t_err is None and s_err is not None:
+        return Row(case.id, "WORSE", t_word, s_word, f"symshape refuses: {str(s_err).splitlines()[0][:200]}")
+    if t_err is not None and s_err is not None:
+        return Row(case.id, "same", t_word, s_word)
+    model = case.model()
+    worse, better, wrong = [], [], []
+    for what, a in _probe_args(case, s_ep):
+        e_ok, e_out = _call(model, a)
+        s_ok, s_out = _call(s_ep.module(), a)
+        t_ok, t_out = _call(t_ep.module(), a) if t_ep is not None else (False, None)
+        if s_ok and not (e_ok and _same(s_out, e_out)):
+            wrong.append(f"symshape {what}")
+        if t_ok and not (e_ok and _same(t_out, e_out)):
+            wrong.append(f"torch {what}")
+        if t_ok and e_ok and not s_ok:
+            worse.append(what)
+        if s_ok and e_ok and not t_ok:
+            better.append(what)
+    if any(w.startswith("symshape") for w in wrong):
+        return Row(case.id, "WRONG", t_word, s_word, "; ".join(wrong))
+    if worse:
+        return Row(case.id, "WORSE", t_word, s_word, "refuses what torch runs: " + ", ".join(worse))
+    if t_err is not None or better:
+        return Row(case.id, "better", t_word, s_word, ", ".join(better) + (f"; {'; '.join(wrong)}" if wrong else ""))
+    return Row(case.id, "same", t_word, s_word, "; ".join(wrong))
+
+
+def all_cases() -> list[Ported]:
+    import benchmarks.ported_cases as pkg
+    out: list[Ported] = []
+    for info in sorted(pkgutil.iter_modules(pkg.__path__), key=lambda m: m.name):
+        out += importlib.import_module(f"benchmarks.ported_cases.{info.name}").CASES
+    return out
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--case", action="append", default=[], help="run only this case id (repeatable)")
+    p.add_argument("--verbose", action="store_true", help="print the detail of every row")
+    ns = p.parse_args()
+    rows = []
+    for case in all_cases():
+        if ns.case and case.id not in ns.case:
+            continue
+        try:
+            row = judge(case)
+        except Exception as e:  # noqa: BLE001 - a harness error is a row too
+            row = Row(case.id, "HARNESS", "?", "?", repr(e)[:300])
+        rows.append(row)
+        if ns.verbose or row.score in ("WORSE", "WRONG", "HARNESS"):
+            print(f"{row.score:7} {row.id:55} torch={row.torch:28} symshape={row.symshape:28} {row.detail}", flush=True)
+    counts: dict[str, int] = {}
+    for r in rows:
+        counts[r.score] = counts.get(r.score, 0) + 1
+    print(f"torch {torch.__version__}: {len(rows)} cases: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
+
+
+if __name__ == "__main__":
+    main()

@@ -9,8 +9,9 @@ dim's equality class resized together). A case is scored:
   same     both export and agree with eager wherever they accept, or both refuse
   better   symshape exports (right wherever it accepts) where torch refuses, or admits sizes
            torch's program refuses and eager handles
-  WORSE    symshape refuses where torch exports, or refuses a size torch's program runs and eager
-           handles, or refuses with something other than an ``export.ExportError``
+  WORSE    symshape refuses where torch exports, or refuses a size torch's program runs right
+           (as eager), or refuses with something other than an ``export.ExportError``
+  WORSE0   WORSE only at size 0 (symshape's programs start at 1 unless evidence shows size 0 right)
   WRONG    a program accepts an input and differs from eager (either side; torch's is noted)
 
 Usage: python benchmarks/bench_ported.py [--case ID ...] [--verbose]
@@ -81,6 +82,10 @@ def _same(a: Any, b: Any) -> bool:
         for x, y in zip(fa, fb))
 
 
+def _fresh(args: tuple[Any, ...]) -> tuple[Any, ...]:
+    return torch.utils._pytree.tree_map(lambda t: t.clone() if isinstance(t, torch.Tensor) else t, args)
+
+
 def _call(fn: Callable[..., Any], args: tuple[Any, ...]) -> tuple[bool, Any]:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -131,24 +136,27 @@ def judge(case: Ported) -> Row:
         return Row(case.id, "WORSE", t_word, s_word, f"symshape refuses: {str(s_err).splitlines()[0][:200]}")
     if t_err is not None and s_err is not None:
         return Row(case.id, "same", t_word, s_word)
-    model = case.model()
     worse, better, wrong = [], [], []
     for what, a in _probe_args(case, s_ep):
-        e_ok, e_out = _call(model, a)
-        s_ok, s_out = _call(s_ep.module(), a)
-        t_ok, t_out = _call(t_ep.module(), a) if t_ep is not None else (False, None)
+        e_ok, e_out = _call(case.model(), _fresh(a))  # fresh model and inputs per call: models may mutate either
+        s_ok, s_out = _call(s_ep.module(), _fresh(a))
+        t_ok, t_out = _call(t_ep.module(), _fresh(a)) if t_ep is not None else (False, None)
         if s_ok and not (e_ok and _same(s_out, e_out)):
             wrong.append(f"symshape {what}")
         if t_ok and not (e_ok and _same(t_out, e_out)):
             wrong.append(f"torch {what}")
-        if t_ok and e_ok and not s_ok:
+        t_right = t_ok and e_ok and _same(t_out, e_out)
+        if t_right and not s_ok:
             worse.append(what)
-        if s_ok and e_ok and not t_ok:
+        if s_ok and e_ok and not t_right:
             better.append(what)
     if any(w.startswith("symshape") for w in wrong):
         return Row(case.id, "WRONG", t_word, s_word, "; ".join(wrong))
     if worse:
-        return Row(case.id, "WORSE", t_word, s_word, "refuses what torch runs: " + ", ".join(worse))
+        torch_wrong = [w for w in wrong if w.startswith("torch")]
+        only_zero = all(w.endswith("=0") for w in worse)
+        return Row(case.id, "WORSE0" if only_zero else "WORSE", t_word, s_word,
+                   "refuses what torch runs right: " + ", ".join(worse) + (f"; {'; '.join(torch_wrong)}" if torch_wrong else ""))
     if t_err is not None or better:
         return Row(case.id, "better", t_word, s_word, ", ".join(better) + (f"; {'; '.join(wrong)}" if wrong else ""))
     return Row(case.id, "same", t_word, s_word, "; ".join(wrong))
@@ -158,7 +166,10 @@ def all_cases() -> list[Ported]:
     import benchmarks.ported_cases as pkg
     out: list[Ported] = []
     for info in sorted(pkgutil.iter_modules(pkg.__path__), key=lambda m: m.name):
-        out += importlib.import_module(f"benchmarks.ported_cases.{info.name}").CASES
+        try:
+            out += importlib.import_module(f"benchmarks.ported_cases.{info.name}").CASES
+        except Exception as e:  # noqa: BLE001 - one broken case file is reported, the others run
+            print(f"HARNESS {info.name}: cannot import: {e!r:.200}", flush=True)
     return out
 
 
@@ -176,7 +187,7 @@ def main() -> None:
         except Exception as e:  # noqa: BLE001 - a harness error is a row too
             row = Row(case.id, "HARNESS", "?", "?", repr(e)[:300])
         rows.append(row)
-        if ns.verbose or row.score in ("WORSE", "WRONG", "HARNESS"):
+        if ns.verbose or row.score in ("WORSE", "WORSE0", "WRONG", "HARNESS"):
             print(f"{row.score:7} {row.id:55} torch={row.torch:28} symshape={row.symshape:28} {row.detail}", flush=True)
     counts: dict[str, int] = {}
     for r in rows:

@@ -12,3 +12,19 @@ class AssertPositive(torch.nn.Module):
         n = y.sum().item()
         assert n > 0, "need a positive count"
         return x * n
+
+
+class AssertMax(torch.nn.Module):
+    """PyTorch's ``test_python_asserts_with_sym_int``: ``assert`` on a data-dependent value."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = x + 1
+        assert y.max().item() > 0
+        return y
+
+
+class AssertMaxWithMessage(torch.nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = x + 1
+        assert y.max().item() > 0, "y must have a positive entry"
+        return y

@@ -6,9 +6,13 @@ overrides (with line numbers) are in docs/torch_internals.md.
 
 from __future__ import annotations
 
+import bisect
 import contextlib
 import copy
 import dataclasses
+import dis
+import os
+import sys
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -27,6 +31,33 @@ __all__ = ["RoutingShapeEnv"]
 
 def _bool_answer(value: bool) -> sympy.Basic:
     return sympy.true if value else sympy.false
+
+
+_EXPORT_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+
+
+def _in_python_assert() -> bool:
+    """Whether the user code asking (the first frame outside torch and symshape's ``export``
+    package) tests the value in a Python ``assert``. torch's non-strict export then makes a
+    data-dependent question a runtime assertion (``ShapeEnv._is_python_assert``, whose frame
+    walk would stop at this module's frames, and which knows ``assert c`` only, not
+    ``assert c, "message"``)."""
+    skip = _ss.uninteresting_files()
+    frame = sys._getframe(1)
+    while frame is not None and (frame.f_code.co_filename in skip or frame.f_code.co_filename.startswith(_EXPORT_DIR)):
+        frame = frame.f_back
+    if frame is None:
+        return False
+    insts = list(dis.get_instructions(frame.f_code))
+    cur = bisect.bisect_left([i.offset for i in insts], frame.f_lasti) if sys.version_info >= (3, 11) else frame.f_lasti // 2
+    if cur >= len(insts):
+        return False
+    if sys.version_info >= (3, 13) and insts[cur].opname in ("TO_BOOL", "COMPARE_OP"):
+        cur += 1
+    seen = [i.opname for i in insts[cur + 1:]]
+    return any(seen[:len(want)] == want for want in (  # ``assert c`` and ``assert c, msg`` (torch: the first only)
+        torch._dynamo.symbolic_convert.get_assert_bytecode_sequence(False),
+        torch._dynamo.symbolic_convert.get_assert_bytecode_sequence(True)))
 
 
 # ---------------------------------------------------------------------------------------
@@ -129,8 +160,8 @@ class RoutingShapeEnv(ShapeEnv):
             finally:
                 self._routing_depth -= 1
 
-        if decider is None or not self._is_symbolic(orig_expr):
-            return vanilla()
+        if decider is None or not self._is_symbolic(orig_expr) or self._suppress_guards_tls():
+            return vanilla()  # (under torch's suppress_guards: the example's answer, and no guard, as torch does)
         is_bool = isinstance(orig_expr, sympy.logic.boolalg.Boolean)
         value = hint if hint is not None else self._backed_hint(orig_expr)
         if size_oblivious:
@@ -150,6 +181,9 @@ class RoutingShapeEnv(ShapeEnv):
                 )
             return vanilla()
         hint_b = None if value is None else bool(value)
+        if hint_b is None and getattr(self, "trace_asserts", False) and _in_python_assert():
+            # a data-dependent Python assert: a runtime assertion, as torch's non-strict export makes it
+            return _bool_answer(self.guard_or_defer_runtime_assert(orig_expr, f"python assert: {orig_expr}"))
         said = decider.on_question(orig_expr, hint_b, api)
         if said is NEUTRAL:
             if hint_b is None:

@@ -8,8 +8,9 @@ frame outside torch's symbolic machinery (``torch/fx/experimental``, ``torch/uti
 :data:`NEUTRAL_SITES` lists the places of torch 2.13 whose decision only chooses metadata
 that cannot change the values a graph computes at size 1: the stride of a size-1 dim,
 how a view/reshape groups dims (the values of a view/reshape are the row-major data of
-its input whatever the grouping), the fake-tensor cache re-creating an output's metadata,
-matmul's decomposition folding batch dims (``expand(...).reshape(...)``: view or copy).
+its input whatever the grouping), matmul's decomposition folding batch dims
+(``expand(...).reshape(...)``: view or copy). Questions torch asks under ``suppress_guards``
+(the fake-tensor cache re-creating an output's metadata) get no fact at all (routing).
 Each entry is keyed by (file suffix, function, source line text) and carries a one-line
 justification. A line whose text changed (another torch) is not in the table: unknown
 means not covered. Every entry was read in the torch 2.13 source; nothing else is listed
@@ -137,9 +138,6 @@ NEUTRAL_SITES: Mapping[tuple[str, str, str], str] = MappingProxyType({
         "contiguity flag (metadata), never a value",
     (_DECOMP, "matmul", "tensor1_expanded = tensor1.expand(tensor1_expand_size).reshape("): _MATMUL_FOLD,
     (_DECOMP, "matmul", "tensor2_expanded = tensor2.expand(tensor2_expand_size).reshape("): _MATMUL_FOLD,
-    (_FAKE, "_get_output_tensor_from_cache_entry", "empty.set_(storage, storage_offset, shape, stride)"):
-        "the fake-tensor cache re-creates a cached output's metadata (guards suppressed by torch); "
-        "no op is recorded and no value computed",
 })
 """(torch file suffix, function, stripped line) -> why its answer never changes values (torch 2.13)."""
 

@@ -114,7 +114,7 @@ def test_graph_form_reads_sizes_at_the_point() -> None:
 
 
 def test_evidence_survives_save_and_load() -> None:
-    ep = export.export(ClsToken(), (torch.randn(3, 5, 8),), dynamic_shapes={"x": {0: Dim("b")}})
+    ep = export.export(LinView(), (torch.randn(3, 5, 8),), dynamic_shapes={"x": {0: Dim("b"), 1: Dim("s")}})
     buf = io.BytesIO()
     export.save(ep, buf)
     buf.seek(0)

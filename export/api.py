@@ -298,9 +298,11 @@ class Exporter:
         ``zero_one_examples`` and ``dim_relations`` as :func:`export` takes them."""
         mode = check_mode(zero_one_examples)  # before the inputs: a bad option is named first, as before
         relations = check_relations_mode(dim_relations)
-        return Exporter(f, args, kwargs, options or TorchOptions(), Inputs.bind(f, args, kwargs), mode, relations,
+        options = options or TorchOptions()
+        return Exporter(f, args, kwargs, options, Inputs.bind(f, args, kwargs), mode, relations,
                         traces if traces is not None else [], failures if failures is not None else {},
-                        kept if kept is not None else KeptMemo(relations))
+                        kept if kept is not None else
+                        KeptMemo(relations, options.prefer_deferred_runtime_asserts_over_guards))
 
     def with_example(self, args: tuple[Any, ...], kwargs: dict[str, Any] | None) -> Exporter:
         """The same export (``f``, options) on other example inputs."""

@@ -7,6 +7,12 @@ every blocking violation follows from such relations is no error: the program ke
 runtime checks (torch's guards already hold them), lists them in ``ep.symshape.checks`` and says
 so in one SymshapeWarning. Ranges, equalities and divisibility a ``Dim`` can say stay violations
 with verified fixes; a fix whose re-export keeps the rest as checks needs no model edit.
+
+With torch's ``prefer_deferred_runtime_asserts_over_guards=True`` (``deferred``), torch turns
+each guard it cannot make a range or a replacement into a runtime assertion of the program
+instead of a guard: symshape keeps every blocking guard that no ``Dim`` can say as a check
+(even where its fix would also narrow a range, e.g. ``x.reshape(x.shape[0] - 1, 4, -1)``), and
+still raises for a range, an equality, a divisibility or a specialization, as torch does.
 """
 
 from __future__ import annotations
@@ -16,15 +22,19 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from solver import Solver, Truth
+import sympy
+
+from shapes.affine import linear_terms
+from shapes.expr import FloorDiv
+from solver import Fact, Solver, Truth
 
 from export.diagnose.redundant import irredundant
-from export.diagnose.violations import SPECIALIZED, blocking_violations, causes_of
+from export.diagnose.violations import SPECIALIZED, Cause, blocking_violations, causes_of
 from export.fixes.verify import SpecFix, fix_spec
 from export.program.refusals import CHECK, KeptCheck
 from export.tracing.trace import Trace
 
-__all__ = ["kept_checks", "Kept", "KeptMemo"]
+__all__ = ["dim_sayable", "kept_checks", "Kept", "KeptMemo"]
 
 
 @dataclass(frozen=True)
@@ -37,15 +47,54 @@ class Kept:
     fix: SpecFix | None = None
 
 
-def kept_checks(trace: Trace) -> Kept:
+def dim_sayable(rel: sympy.Basic) -> bool:
+    """Whether a ``Dim`` spec can say ``rel``: a bound or a value of one dim, a divisibility
+    of one dim, or a linear equality of two dims (equal or derived dims).
+
+    >>> from shapes.expr import int_symbol
+    >>> x, y, z = int_symbol("x"), int_symbol("y"), int_symbol("z")
+    >>> [dim_sayable(r) for r in (x >= 4, sympy.Eq(x, 2 * y + 1), sympy.Eq(sympy.Mod(x, 4), 0))]
+    [True, True, True]
+    >>> [dim_sayable(r) for r in (x >= y, sympy.Eq(x * y, z), sympy.Ne(x, 20), sympy.Eq(x + y, z))]
+    [False, False, False, False]
+    """
+    if not isinstance(rel, (sympy.Eq, sympy.Ne, sympy.Ge, sympy.Gt, sympy.Le, sympy.Lt)):
+        return False
+    d = sympy.expand(rel.lhs - rel.rhs)
+    syms = d.free_symbols
+    if d.has(sympy.Mod, FloorDiv):
+        return isinstance(rel, sympy.Eq) and len(syms) == 1
+    lin = linear_terms(d)
+    if lin is None:
+        return False
+    if len(syms) <= 1:
+        return not isinstance(rel, sympy.Ne)
+    return isinstance(rel, sympy.Eq) and len(syms) == 2
+
+
+def _deferred(blocking: list[Fact], causes: tuple[Cause, ...]) -> Kept | None:
+    """torch's deferral (``prefer_deferred_runtime_asserts_over_guards``): every blocking
+    guard kept as a check when no Dim can say any of them; None otherwise."""
+    if any(f.reason.kind != "guard" or dim_sayable(f.rel) for f in blocking):
+        return None
+    return Kept(tuple(KeptCheck(c.constraint, c.origin, c.code, tuple(c.dims)) for c in causes))
+
+
+def kept_checks(trace: Trace, deferred: bool = False) -> Kept:
     """The trace's blocking violations as checks to keep, when the spec plus the relations no
-    Dim can say (the fix's ``torch._check`` relations) implies every one of them."""
+    Dim can say (the fix's ``torch._check`` relations) implies every one of them; with
+    ``deferred`` (torch's ``prefer_deferred_runtime_asserts_over_guards``), also when no Dim
+    can say any of them."""
     blocking = blocking_violations(trace)
     if not blocking:
         return Kept(())
     causes = causes_of(irredundant(blocking, trace), trace)
     if any(c.kind == SPECIALIZED for c in causes):
         return Kept(None)
+    if deferred:
+        kept = _deferred(blocking, causes)
+        if kept is not None:
+            return kept
     fix = fix_spec(trace)
     fixed = fix[1]
     if not fixed.checks:
@@ -64,7 +113,8 @@ def kept_checks(trace: Trace) -> Kept:
 @dataclass
 class KeptMemo:
     """The judgement of the relations to keep (:func:`kept_checks`) for one export, as
-    ``dim_relations`` says (``"raise"``: none kept, judge them as violations), remembered for
+    ``dim_relations`` says (``"raise"``: none kept, judge them as violations) and ``deferred``
+    (torch's ``prefer_deferred_runtime_asserts_over_guards``), remembered for
     the last trace: the judgement that ends a failing trace early (:meth:`fails`, at
     :meth:`export.tracing.bridge.SolverBridge.on_traced`) is not worked out again when the
     exporter judges the same trace (:meth:`of`). It keeps no trace alive (a program keeps its
@@ -72,6 +122,7 @@ class KeptMemo:
     reference to its solver, the number of facts and the symbols."""
 
     dim_relations: str = CHECK
+    deferred: bool = False
     last: tuple[weakref.ref[Solver], int, Mapping[Any, Any], Kept] | None = field(default=None, repr=False)
 
     def of(self, trace: Trace) -> Kept:
@@ -79,7 +130,7 @@ class KeptMemo:
         key = (len(trace.solver.facts), trace.sym_map)
         if self.last is not None and self.last[0]() is trace.solver and self.last[1:3] == key:
             return self.last[3]  # the same trace, or a later view of it with nothing new to judge
-        kept = kept_checks(trace) if self.dim_relations == CHECK else Kept(None)
+        kept = kept_checks(trace, self.deferred) if self.dim_relations == CHECK else Kept(None)
         self.last = (weakref.ref(trace.solver), *key, kept)
         return kept
 

@@ -20,6 +20,7 @@ from torch.export import ExportedProgram
 from export import _torch_compat as tc
 from export.spec.classic import dynamic_dim, from_constraints
 from export.diagnose.data_dependent import data_dependent_error
+from export.diagnose.model_error import model_error
 from export.diagnose.kept import Kept, KeptMemo
 from export.diagnose.violations import violation_error
 from export.diagnose.dynamic_hints import specialized_error
@@ -342,12 +343,16 @@ class Exporter:
             except HintMismatchError as e:
                 raise InputError(str(e)) from None
             except Exception as e:  # noqa: BLE001 - translated into a user-facing error below
-                translated = data_dependent_error(e, bridge.trace())
+                failed_trace = bridge.trace()
+                translated = data_dependent_error(e, failed_trace)
                 if translated is not None:
                     _replay_stderr(captured.getvalue(), drop=str(getattr(e, "partial_fx_graph", "")))
                     raise translated from None
                 _replay_stderr(captured.getvalue())
-                raise
+                failed = model_error(e, failed_trace)  # None: raised inside symshape, a bug not to disguise
+                if failed is None:
+                    raise
+                raise failed from e
         _replay_stderr(captured.getvalue())
         return ep, bridge.trace(ep.range_constraints)
 

@@ -20,6 +20,7 @@ __all__ = [
     "ClassicOperatorError",
     "ConstraintViolationError",
     "DataDependentError",
+    "ModelError",
     "ArchiveError",
     "SymshapeWarning",
 ]
@@ -124,6 +125,19 @@ def _to_dict(error: ExportError, document: Callable[[Any], dict[str, Any]] | Non
     if document is None:
         raise ExportError(f"{type(error).__name__} built outside symshape's export has no report document")
     return document(error)
+
+
+class ModelError(ExportError, RuntimeError):
+    """The model's own code, or torch running it, raised while export traced it with the
+    example inputs (not a dynamic-shape constraint): the message gives the error (its type and
+    first line), the model's line that raised it when known (``origin``, ``file:line``, and
+    ``code``, the line's text; None when unknown), and what to do; torch's exception is the
+    ``__cause__``. A RuntimeError, as most of torch's tracing errors are."""
+
+    def __init__(self, message: str, *, origin: str | None = None, code: str | None = None) -> None:
+        super().__init__(message)
+        self.origin = origin
+        self.code = code
 
 
 class ArchiveError(ExportError, ValueError):

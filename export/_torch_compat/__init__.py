@@ -27,6 +27,9 @@ module per concern:
   writing a finished export;
 * :mod:`~export._torch_compat.refusals` -- :func:`explain_refusals`: a program's input
   checks (``ep.module()``'s pre-hook and ``_guards_fn``) failing with the user's words;
+* :mod:`~export._torch_compat.tracer_errors` -- :func:`is_dynamo_error`,
+  :func:`wrapped_exception`, :func:`dynamo_user_stack`: an error torch raised while tracing,
+  read for :class:`export.errors.ModelError`;
 * :mod:`~export._torch_compat.pytree` -- pytrees (:func:`tree_flatten_with_path`,
   :func:`keystr`, :func:`key_entry` ...), torch's source names of input sizes
   (:func:`size_source`) and the kinds of ``Dim`` objects (:func:`is_dim_hint`,
@@ -78,6 +81,13 @@ from export._torch_compat.pytree import (  # noqa: E402
 )
 from export._torch_compat.routing import RoutingShapeEnv  # noqa: E402
 from export._torch_compat.refusals import explain_refusals  # noqa: E402
+from export._torch_compat.tracer_errors import (  # noqa: E402
+    dynamo_explanation,
+    dynamo_user_stack,
+    is_dynamo_error,
+    is_unsupported,
+    wrapped_exception,
+)
 from export._torch_compat.spec214 import (  # noqa: E402
     decorated_dynamic_shapes,
     decorator_resolved,
@@ -132,6 +142,11 @@ __all__ = [
     "set_range_constraints",
     "add_size_asserts",
     "explain_refusals",
+    "is_dynamo_error",
+    "is_unsupported",
+    "wrapped_exception",
+    "dynamo_explanation",
+    "dynamo_user_stack",
     "reword_asserts",
     "static_input_sizes",
     "dynamo_stack",

@@ -20,23 +20,24 @@ from export import _torch_compat as tc
 import shapes as _shapes_pkg
 import solver as _solver_pkg
 
-__all__ = ["UserFrame", "user_frame", "is_user_file"]
+__all__ = ["UserFrame", "user_frame", "is_user_file", "is_symshape_file"]
 
 
 def _dir_of(module: object) -> str:
     return os.path.dirname(os.path.abspath(module.__file__))  # type: ignore[attr-defined]
 
 
-_SKIP = tuple(
+_OWN = tuple(
     d + os.sep
     for d in (
-        _dir_of(torch),
         str(Path(os.path.abspath(__file__)).parents[1]),  # the export package, without importing it
         _dir_of(_shapes_pkg),
         _dir_of(_solver_pkg),
-        sysconfig.get_paths()["stdlib"],
     )
 )
+"""symshape's own packages."""
+
+_SKIP = (_dir_of(torch) + os.sep, *_OWN, sysconfig.get_paths()["stdlib"] + os.sep)
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,6 +74,11 @@ class UserFrame:
 def is_user_file(filename: str) -> bool:
     """True for the user's own code (not torch, the standard library or symshape)."""
     return not filename.startswith("<") and not os.path.abspath(filename).startswith(_SKIP)
+
+
+def is_symshape_file(filename: str) -> bool:
+    """True for symshape's own code (the ``export``, ``shapes`` and ``solver`` packages)."""
+    return not filename.startswith("<") and os.path.abspath(filename).startswith(_OWN)
 
 
 def user_frame(frame: FrameType | None = None) -> UserFrame | None:

@@ -136,6 +136,18 @@ def _verify_additional(dynamic_shapes: Any, ep: ExportedProgram) -> None:
                          f"exported program: {e}") from None
 
 
+def _note_copies(inputs: Inputs, ep: SymshapeProgram) -> None:
+    """Say in ``ep``'s report, and as a SymshapeWarning, which inputs were traced with a copy
+    (one tensor object passed twice, see :meth:`Inputs.example`)."""
+    notes = tuple(f"{copy} is the same tensor object as {original} in the example: traced with a copy, so that "
+                  f"the program reads {copy} on its own (torch.export would read {original} for both)"
+                  for copy, original in inputs.copies)
+    if notes:
+        amend(ep, notes=notes)
+    for note in notes:
+        warnings.warn(note, SymshapeWarning, stacklevel=3)
+
+
 def export(
     f: Callable[..., Any],
     args: tuple[Any, ...],
@@ -203,6 +215,7 @@ def export(
         exporter = Exporter.of(f, args, kwargs, opts, zero_one_examples=zero_one_examples, dim_relations=dim_relations)
         spec = _spec_of(exporter.inputs, constraints, resolve_dynamic_shapes(f, args, kwargs, dynamic_shapes))
         ep = exporter.run(spec)
+        _note_copies(exporter.inputs, ep)
         _verify_additional(dynamic_shapes, ep)
     return ep
 
@@ -300,7 +313,8 @@ class Exporter:
         mode = check_mode(zero_one_examples)  # before the inputs: a bad option is named first, as before
         relations = check_relations_mode(dim_relations)
         options = options or TorchOptions()
-        return Exporter(f, args, kwargs, options, Inputs.bind(f, args, kwargs), mode, relations,
+        args, kwargs, inputs = Inputs.example(f, args, kwargs)  # ints unwrapped, aliased tensors copied
+        return Exporter(f, args, kwargs, options, inputs, mode, relations,
                         traces if traces is not None else [], failures if failures is not None else {},
                         kept if kept is not None else
                         KeptMemo(relations, options.prefer_deferred_runtime_asserts_over_guards))

@@ -70,6 +70,7 @@ from export._torch_compat.program import (  # noqa: E402
 )
 from export._torch_compat.pytree import (  # noqa: E402
     SizeSource,
+    int_wrapper_value,
     is_derived_dim,
     is_dim_hint,
     key_entry,
@@ -169,6 +170,7 @@ __all__ = [
     "size_source",
     "is_dim_hint",
     "is_derived_dim",
+    "int_wrapper_value",
     # dynamic_shapes forms new in torch 2.14
     "is_shapes_spec", "decorated_dynamic_shapes", "shapes_spec_leaves", "shapes_spec_assumptions",
     "spec_symbol_range", "normalize_kwargs_shapes", "decorator_resolved",

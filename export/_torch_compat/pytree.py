@@ -8,12 +8,12 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from torch.export.dynamic_shapes import _DerivedDim, _DimHint
+from torch.export.dynamic_shapes import _DerivedDim, _DimHint, _IntWrapper
 from torch.utils import _pytree as _pytree
 
 __all__ = [
     "tree_flatten_with_path", "tree_map", "tree_map_with_path", "keystr", "key_entry",
-    "SizeSource", "size_source", "is_dim_hint", "is_derived_dim",
+    "SizeSource", "size_source", "is_dim_hint", "is_derived_dim", "int_wrapper_value",
 ]
 
 
@@ -113,3 +113,15 @@ def is_derived_dim(spec: Any) -> bool:
     """Whether ``spec`` is a derived ``Dim`` (``2 * b + 1``): it has ``.root`` (a Dim)
     and ``.fn`` (the function of the root's symbol)."""
     return isinstance(spec, _DerivedDim)
+
+
+def int_wrapper_value(leaf: Any) -> int | None:
+    """The int a ``torch.export.dynamic_shapes._IntWrapper`` stands for (``.val``: torch's
+    tag for an int input, so that a ``ShapesCollection`` can mark it dynamic by identity;
+    ``torch.export.export`` takes it as that int), None for any other leaf. (torch 2.13-2.15
+    all have it, with ``.val``.)
+
+    >>> int_wrapper_value(_IntWrapper(5)), int_wrapper_value(5)
+    (5, None)
+    """
+    return leaf.val if isinstance(leaf, _IntWrapper) else None

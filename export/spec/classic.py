@@ -128,10 +128,21 @@ def from_constraints(inputs: Inputs, constraints: Iterable[Any]) -> Spec:
     """Normalize classic constraints (see :func:`shapes.spec.from_classic`) after naming
     the tensors they refer to by their input names."""
     records = [_resolve(inputs, c, i) for i, c in enumerate(constraints)]
+    records += _copies_equal(inputs, records)
     try:
         return from_classic(records)
     except SpecError as e:
         raise InputError(str(e)) from None
+
+
+def _copies_equal(inputs: Inputs, records: list[Any]) -> list[ClassicEquality]:
+    """A tensor passed twice is one tensor to ``dynamic_dim``: each copy symshape traces in
+    its place (:meth:`Inputs.example`) is tied to its original on every dim named."""
+    named = {d for r in records for d in ((r.input,) if isinstance(r, ClassicConstraint) else (r.lhs, r.rhs))}
+    return [ClassicEquality(InputDim(copy, dim), InputDim(original, dim), 1, 0,
+                            f"dynamic_dim({copy}, {dim}) == dynamic_dim({original}, {dim})")
+            for copy, original in inputs.copies
+            for dim in sorted(d.dim for d in named if d.input_name == original and d.dim is not None)]
 
 
 def _resolve(inputs: Inputs, c: Any, i: int) -> Any:

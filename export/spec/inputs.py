@@ -85,10 +85,55 @@ class Inputs:
 
     leaves: tuple[Leaf, ...]
     bound: Mapping[str, Any]
+    copies: tuple[tuple[str, str], ...] = ()
+    """``(copy, original)`` leaf names: an input traced with a copy of the tensor object
+    the user's example passed as ``original`` too (see :meth:`example`)."""
 
     @property
     def params(self) -> tuple[str, ...]:
         return tuple(self.bound)
+
+    @staticmethod
+    def example(f: Callable[..., Any], args: tuple[Any, ...],
+                kwargs: dict[str, Any] | None) -> tuple[tuple[Any, ...], dict[str, Any] | None, Inputs]:
+        """The example inputs as symshape traces them, and their binding: a torch.export
+        ``_IntWrapper`` (the tag a ``ShapesCollection`` marks an int input by) as its int,
+        and a tensor object met again among the inputs as a copy of it (``clone()``, in
+        ``args`` then ``kwargs`` order), so that the graph reads each input on its own
+        (torch traces the example's aliasing into the program: ``f(u, u)`` would read one
+        input for both). The user's objects are untouched; views of one tensor are
+        distinct objects and stay as they are.
+
+        >>> def f(x, y, n): ...
+        >>> u = torch.zeros(2)
+        >>> args, _, inp = Inputs.example(f, (u, u, 3), None)
+        >>> args[0] is u, args[1] is u, inp.copies
+        (True, False, (('y', 'x'),))
+        """
+        user = Inputs.bind(f, args, kwargs)
+        seen: set[int] = set()
+
+        def traced(leaf: Any) -> Any:
+            value = tc.int_wrapper_value(leaf)
+            if value is not None:
+                return value
+            if isinstance(leaf, torch.Tensor):
+                if id(leaf) in seen:
+                    return leaf.detach().clone().requires_grad_(leaf.requires_grad)
+                seen.add(id(leaf))
+            return leaf
+
+        changed = any(tc.int_wrapper_value(leaf.value) is not None for leaf in user.leaves) or \
+            len({id(leaf.value) for leaf in user.tensors}) < len(user.tensors)
+        if not changed:
+            return args, kwargs, user
+        new_args: tuple[Any, ...] = tc.tree_map(traced, args)
+        new_kwargs: dict[str, Any] | None = tc.tree_map(traced, kwargs) if kwargs is not None else None
+        inputs = Inputs.bind(f, new_args, new_kwargs)
+        copies = tuple((mine.name, next(o.name for o in inputs.leaves if o.value is theirs.value))
+                       for mine, theirs in zip(inputs.leaves, user.leaves)
+                       if isinstance(theirs.value, torch.Tensor) and mine.value is not theirs.value)
+        return new_args, new_kwargs, Inputs(inputs.leaves, inputs.bound, copies)
 
     @staticmethod
     def bind(f: Callable[..., Any], args: tuple[Any, ...], kwargs: Mapping[str, Any] | None) -> Inputs:

@@ -545,7 +545,7 @@ CASES: list[Case] = [
         dynamic_shapes=lambda: ({1: Dim("n")},),
         expect="violation",
         expect_dims=("x.size(1)",),
-        expect_fix="x.size(1) >= 6  (n = Dim('n', min=6))",
+        expect_fix="x.size(1) >= 5  (n = Dim('n', min=5))",
         vanilla="error:n = Dim('n', min=5)",
         vanilla_fix="n = Dim('n', min=5) is WRONG: re-exporting with it fails again on n != 5",
         notes="benchmark: torch's suggested fix is too weak",

@@ -210,7 +210,7 @@ class Questions:
         whatever = any_answer(site)
         if against and not whatever:
             return False  # a 0/1-safe query answered against its fallback: a decision the trace relies on
-        if rel.free_symbols <= self._plain_dims() and self._solver.decide(rel) is not Truth.UNKNOWN:
+        if rel.free_symbols <= self._plain_dims() and self._solver.decide(rel, cheap=True) is not Truth.UNKNOWN:
             return False  # decided on plain dims (torch knows their floor: no guard); export.program.zero_one judges it
         if whatever:
             return True  # neutral whatever it asks (a stride comparison)

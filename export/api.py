@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import dataclasses
 import functools
 import inspect
 import io
@@ -478,6 +479,10 @@ class Exporter:
         example with ``sizes``, 0/1 kept symbolic; None when it fails."""
         _log.info("re-tracing with sizes 0/1 kept symbolic (%s): does size 1 take the traced path?",
                   ", ".join(f"{d} = {n}" for d, n in sizes.items()))
+        zero = {d for d, n in sizes.items() if n == 0}
+        if zero:  # a Dim.DYNAMIC at an example of 0 is an error to torch: at the point it may specialize
+            spec = dataclasses.replace(spec, decls=tuple(
+                dataclasses.replace(x, mode="auto") if x.dim in zero else x for x in spec.decls))
         try:
             b_args, b_kwargs = enlarged_inputs(self.inputs, self.args, self.kwargs, sizes)
             ep, trace = self.with_example(b_args, b_kwargs).trace(spec, keep_zero_one=True)

@@ -8,8 +8,8 @@ raises; so did symshape, with the static pin as its first fix). With
 the data repeated along those dims; the sizes of :func:`export.diagnose.probe.candidate_sizes`,
 2 first), and the 0/1 evidence of that trace (:mod:`export.program.zero_one`) decides whether
 the program admits size 1: ``[1, inf]`` when the general program is right there, ``[2, inf]``
-when a decision takes another path at 1 (the warning names its line). Size 0 is never
-admitted (torch's size symbols are positive). A :class:`export.errors.SymshapeWarning` (also
+when a decision takes another path at 1 (the warning names its line). Size 0 is admitted
+on the same evidence, for ``Dim.AUTO`` / ``Dim.DYNAMIC`` dims only. A :class:`export.errors.SymshapeWarning` (also
 in ``ep.symshape.warnings``) says what was done; ``ep.symshape.stats["traces"]`` counts the
 traces and ``stats["trace_reasons"]`` says why each was made.
 
@@ -292,7 +292,8 @@ def _note(ep: SymshapeProgram, spec: Spec, d: InputDim, n: int, traced: int) -> 
         return text
     decl = spec.decl(d)
     if n == 0:
-        return text + "; size 0 is refused (torch's size symbols are positive: symshape never claims size 0)"
+        return text + ("; size 0 is refused (torch's size symbols are positive: symshape admits size 0 only on "
+                       "the evidence of a re-trace at 0, for Dim.AUTO / Dim.DYNAMIC dims)")
     names = {str(d)} | ({str(s) for s in decl.expr.free_symbols} if decl is not None and decl.expr is not None else set())
     kept = [e for e in ep.symshape.zero_one if e.kind == "kept" and e.dim in names]
     if kept:

@@ -13,6 +13,7 @@ import dataclasses
 import dis
 import os
 import sys
+import types
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -43,7 +44,7 @@ def _in_python_assert() -> bool:
     walk would stop at this module's frames, and which knows ``assert c`` only, not
     ``assert c, "message"``)."""
     skip = _ss.uninteresting_files()
-    frame = sys._getframe(1)
+    frame: types.FrameType | None = sys._getframe(1)
     while frame is not None and (frame.f_code.co_filename in skip or frame.f_code.co_filename.startswith(_EXPORT_DIR)):
         frame = frame.f_back
     if frame is None:
@@ -287,6 +288,8 @@ class RoutingShapeEnv(ShapeEnv):
         do_not_specialize_zero_one: bool = False,
         symbolic_context: Any = None,
     ) -> sympy.Expr:
+        if self.decider is not None and val == 0 and not self.specialize_zero_one:
+            positive = None  # a boundary re-trace at size 0: sympy must not fold s == 0 to False unseen
         out = super().create_symbol(
             val, source, dynamic_dim, constraint_dim, positive, do_not_specialize_zero_one,
             symbolic_context,

@@ -16,12 +16,24 @@ Each gets evidence of one of two kinds, recorded as :class:`ZeroOneEvidence`:
   table is decided the same way by the general program's region at the point. Two dims
   ``b, s`` are relieved together only when ``{b}``, ``{s}`` and ``{b, s}`` are all covered.
 
-A dim whose decisions lack evidence keeps the floor (``kind="kept"`` says why). Size 0 is
-not claimed: sizes stay ``>= 1`` (torch's size symbols are positive).
+A dim whose decisions lack evidence keeps the floor (``kind="kept"`` says why).
+
+**Size 0.** torch's size symbols are positive, so sympy folds a question like ``s == 0`` to
+False without asking: the trace never shows what the model does at 0, and sizes stay ``>= 1``.
+For the classes of ``Dim.AUTO`` / ``Dim.DYNAMIC`` dims (torch's fully dynamic dims, whose
+programs torch runs at 0) that the spec lets be 0 and that are admitted at 1, a boundary
+re-trace at 0 (the class at an example of 0, made static there, so nothing is folded) is the
+evidence, as above: the graph at 0 must be the general graph read at 0, and each decision of
+the boundary trace must hold in the general program's region at 0; then the class drops its
+``>= 1`` (``ZeroOneEvidence`` with rel ``... >= 1``). A named ``Dim`` (whose default min is 0
+in torch, so that a user's ``min=0`` cannot be told apart) is not re-traced: its programs
+start at 1. torch admits 0 on every such dim unchecked, and runs ``x.sum(0) if x.shape[0] !=
+0 else ...`` wrongly there; symshape's boundary graph differs, and 0 stays refused.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -33,7 +45,7 @@ from torch.export import ExportedProgram
 from export import _torch_compat as tc
 from export.program.floor_policy import FloorPolicy, floor_policy, is_floor, needed_floor, relaxed_solver
 from export.tracing.sites import covered, justification
-from export.tracing.trace import Trace, relation_text
+from export.tracing.trace import POSITIVE_OP, Trace, relation_text
 from shapes.spec import InputDim
 from solver import Reason, Solver, SolverError, Truth
 
@@ -94,7 +106,8 @@ def zero_one(trace: Trace, program: ExportedProgram | None = None, boundary: Bou
     only)."""
     needed = needed_floor(trace, relaxed_solver(trace))
     if not needed:
-        return ZeroOne(frozenset(), frozenset(), (), policy=floor_policy(trace, needed=needed))
+        policy, zero_records, zero_runs = _size_zero(trace, program, boundary, floor_policy(trace, needed=needed))
+        return ZeroOne(frozenset(), frozenset(), tuple(zero_records), zero_runs, policy=policy)
     names = trace.names
     records: list[ZeroOneEvidence] = []
     covered_rels: set[sympy.Basic] = set()
@@ -125,8 +138,104 @@ def zero_one(trace: Trace, program: ExportedProgram | None = None, boundary: Bou
     # the policy that judged torch's guards is the final one unless it relieved a kept dim
     policy = relief if relief is not None and not blocked else \
         floor_policy(trace, covered_rels, relieved, frozenset(blocked), needed=needed)
-    return ZeroOne(frozenset(covered_rels), relieved, tuple(records + retrace_records), points.runs,
-                   frozenset(blocked), policy)
+    policy, zero_records, zero_runs = _size_zero(trace, program, boundary, policy)
+    return ZeroOne(frozenset(covered_rels), relieved, tuple(records + retrace_records + zero_records),
+                   points.runs + zero_runs, frozenset(blocked), policy)
+
+
+def _size_zero(trace: Trace, program: ExportedProgram | None, boundary: Boundary | None,
+               policy: FloorPolicy) -> tuple[FloorPolicy, list[ZeroOneEvidence], int]:
+    """Size 0 on the evidence of a boundary re-trace at 0 (see the module docstring), for the
+    classes of ``Dim.AUTO`` / ``Dim.DYNAMIC`` dims (torch's fully dynamic dims, whose programs
+    torch runs at 0) that the spec lets be 0 and ``policy`` admits at 1: the policy with their
+    ``>= 1`` (torch's positive symbols) dropped where the graph at 0 is the general graph read
+    at 0 and every decision of the boundary trace holds in the general program's region there;
+    at most :data:`MAX_RETRACED_DIMS` classes, each subset a point of its own."""
+    if program is None or boundary is None:
+        return policy, [], 0
+    final = policy.final
+    roots = [r for r in _zero_candidates(trace, final)]
+    if not roots:
+        return policy, [], 0
+    runs = 0
+    results: dict[frozenset[sympy.Symbol], str | None] = {}
+
+    def ok(point: frozenset[sympy.Symbol]) -> bool:
+        nonlocal runs
+        if point not in results:
+            runs += 1
+            results[point] = _zero_point(trace, program, boundary, final, point)
+        return results[point] is None
+
+    best: tuple[sympy.Symbol, ...] = ()
+    for k in range(min(len(roots), MAX_RETRACED_DIMS), 0, -1):
+        for combo in itertools.combinations(roots, k):
+            if all(ok(frozenset(sub)) for n in range(1, k + 1) for sub in itertools.combinations(combo, n)):
+                best = combo
+                break
+        if best:
+            break
+    records = []
+    for root in roots:
+        dim = _dim_name(trace, root)
+        if root in best:
+            records.append(ZeroOneEvidence(dim, f"{dim} >= 1", "retrace", "torch's positive size symbols",
+                                           "boundary re-trace at 0: the same graph, the decisions hold"))
+        else:
+            why = "; ".join(w for p, w in results.items() if root in p and w is not None) or "not tried"
+            records.append(ZeroOneEvidence(dim, f"{dim} >= 1", "kept", "torch's positive size symbols", why))
+    if not best:
+        return policy, records, runs
+    zero = set(best)
+    relaxed = final.replica(kinds=_KINDS, keep=lambda f: not _positive_on(trace, f, zero))
+    return dataclasses.replace(policy, final=relaxed), records, runs
+
+
+def _positive_on(trace: Trace, fact: Any, roots: set[sympy.Symbol]) -> bool:
+    return fact.reason.op == POSITIVE_OP and any(trace.solver.root_of(x) in roots for x in fact.rel.free_symbols)
+
+
+def _zero_candidates(trace: Trace, final: Solver) -> list[sympy.Symbol]:
+    """Root dims whose every input dim is a hint dim (``Dim.AUTO`` / ``Dim.DYNAMIC``) that the
+    spec lets be 0, with the final lower bound 1 (not derived, not kept at 2)."""
+    by_root: dict[sympy.Symbol, list[InputDim]] = {}
+    for d, sym in trace.dim_syms.items():
+        by_root.setdefault(trace.solver.root_of(sym), []).append(d)
+    out = []
+    for root, dims in by_root.items():
+        decls = [trace.spec.decl(d) for d in dims]
+        if not all(x is not None and x.is_hint and (x.lo or 0) <= 0 for x in decls):
+            continue
+        try:
+            lo, _ = final.bounds(root)
+        except SolverError:
+            continue
+        if lo == 1:
+            out.append(root)
+    return sorted(out, key=str)
+
+
+def _zero_point(trace: Trace, program: ExportedProgram, boundary: Boundary, final: Solver,
+                point: frozenset[sympy.Symbol]) -> str | None:
+    """Why the program is not known right with the ``point``'s classes at 0 (None: it is)."""
+    sizes = {d: 0 for d, sym in trace.dim_syms.items() if trace.solver.root_of(sym) in point}
+    got = boundary(sizes)
+    if got is None:
+        return "the boundary re-trace at 0 failed"
+    ep0, t0 = got
+    region = final.replica(kinds=_KINDS, keep=lambda f: not _positive_on(trace, f, set(point)))
+    try:
+        for r in point:
+            region.assume(sympy.Eq(r, 0), Reason("trace_assumption", f"{r} == 0", None, "boundary point"))
+    except SolverError:
+        return "the program's facts need size >= 1"
+    wrong = _undecided(t0, region)
+    if wrong is not None:
+        return f"the boundary trace at 0 decided {wrong}, which the program's region does not imply"
+    values = {str(s): 0 for r in point for s in _members(trace, r)}
+    if graph_form(program, trace, values) != graph_form(ep0, t0, values):
+        return "the graph at 0 differs from the general one"
+    return None
 
 
 def _torch_checks(trace: Trace, program: ExportedProgram | None, needed: Mapping[sympy.Symbol, tuple[sympy.Basic, ...]],

@@ -6,8 +6,10 @@ The comparison (:func:`compare`) is semantic:
   ``export.ExportError``);
 * **ranges**, per input dim: the same upper bound; the same lower bound up to symshape's
   documented 0/1 policy (sizes are >= 1; torch's assumed ``>= 2`` is kept only where a
-  decision relied on it): where torch's lower bound is 0, 1 or 2, symshape's is 1 or 2;
-  above that, they are equal;
+  decision relied on it; size 0 on a ``Dim.AUTO``/``Dim.DYNAMIC`` dim where a re-trace at 0
+  shows the program right there): where torch's lower bound is 0, 1 or 2, symshape's is 0, 1
+  or 2 (the probes below check symshape's program against eager at its lower bound); above
+  that, they are equal;
 * **runtime checks** on sizes just inside and just outside both ranges (every dim of one
   equality class resized together): where both programs accept, both match eager; where
   symshape admits a size torch rejects, symshape's output matches eager (it admits only
@@ -102,7 +104,7 @@ def compare(model: torch.nn.Module, args: tuple[Any, ...], dynamic_shapes: Any, 
     for dim, (t_lo, t_hi) in t_ranges.items():
         s_lo, s_hi = s_ranges[dim]
         assert s_hi == t_hi, f"{dim}: torch {t_lo, t_hi}, symshape {s_lo, s_hi}"
-        assert s_lo in ((1, 2) if t_lo <= 2 else (t_lo,)), f"{dim}: torch {t_lo, t_hi}, symshape {s_lo, s_hi}"
+        assert s_lo in ((0, 1, 2) if t_lo <= 2 else (t_lo,)), f"{dim}: torch {t_lo, t_hi}, symshape {s_lo, s_hi}"
     assert set(s_ranges) >= set(t_ranges)
     _probe_sizes(model, args, inputs, t.ep, s.ep, t_ranges, s_ranges)
     return t, s

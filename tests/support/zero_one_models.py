@@ -82,3 +82,19 @@ class Scores(torch.nn.Module):
 
     def forward(self, q: torch.Tensor, k: torch.Tensor) -> torch.Tensor:
         return torch.matmul(q, k.transpose(3, 2))
+
+
+class EmptyBranch(torch.nn.Module):
+    """A branch on size 0 that torch folds unseen (its size symbols are positive): torch's
+    program admits 0 and runs the sum there, where eager returns ones."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x.sum(0) if x.shape[0] != 0 else x.new_ones(x.shape[1:])
+
+
+class ThreeWay(torch.nn.Module):
+    """PyTorch's ``test_automatic_dynamic_shapes_simple_equality``: x + y + z, fully dynamic."""
+
+    def forward(self, x: torch.Tensor, y: torch.Tensor, z: torch.Tensor) -> torch.Tensor:
+        return x + y + z
+

@@ -113,9 +113,9 @@ def test_a_derived_dim_is_enlarged_with_its_root() -> None:
 def test_auto_and_dynamic_hints_stay_dynamic(hint) -> None:
     model = _mlp()
     ep, notes = _export(model, (torch.randn(1, 8),), dynamic_shapes={"input": {0: hint}})
-    assert ep.symshape.ranges["input.size(0)"] == (1, None)
-    assert notes == ["input.size(0) = 1 in the example: traced at 2; the program admits input.size(0) in [1, inf]"]
-    for b in (1, 2, 5):
+    assert ep.symshape.ranges["input.size(0)"] == (0, None)  # (a fully dynamic dim: 0 on the evidence at 0)
+    assert notes == ["input.size(0) = 1 in the example: traced at 2; the program admits input.size(0) in [0, inf]"]
+    for b in (0, 1, 2, 5):
         assert _like_eager(ep, model, torch.randn(b, 8))
 
 
@@ -154,10 +154,20 @@ def test_size_1_on_another_path_keeps_the_floor_and_the_warning_names_the_line()
         ep.module()(torch.randn(1, 3))
 
 
-def test_size_0_is_traced_larger_and_never_admitted() -> None:
+def test_size_0_of_a_named_dim_is_traced_larger_and_not_admitted() -> None:
     ep, notes = _export(lambda x: x * 2, (torch.randn(0, 3),), dynamic_shapes={"x": {0: Dim("n")}})
     assert ep.symshape.ranges["x.size(0)"] == (1, None)
-    assert notes[-1].endswith("size 0 is refused (torch's size symbols are positive: symshape never claims size 0)")
+    assert notes[-1].endswith("size 0 is refused (torch's size symbols are positive: symshape admits size 0 only "
+                              "on the evidence of a re-trace at 0, for Dim.AUTO / Dim.DYNAMIC dims)")
+
+
+@pytest.mark.parametrize("hint", [Dim.AUTO, Dim.DYNAMIC], ids=["auto", "dynamic"])
+def test_size_0_of_a_fully_dynamic_dim_is_traced_larger_and_admitted_on_evidence(hint: Any) -> None:
+    ep, notes = _export(lambda x: x * 2, (torch.randn(0, 3),), dynamic_shapes={"x": {0: hint}})
+    assert ep.symshape.ranges["x.size(0)"] == (0, None)
+    assert notes[-1].startswith("x.size(0) = 0 in the example: traced at ") and notes[-1].endswith("[0, inf]")
+    for n in (0, 1, 5):
+        assert _like_eager(ep, lambda x: x * 2, torch.randn(n, 3))
 
 
 def test_a_broadcast_against_a_static_dim_falls_back_to_the_error() -> None:

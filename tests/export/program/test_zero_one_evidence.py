@@ -14,7 +14,7 @@ import torch
 from torch.export import Dim
 
 from zero_one_models import (  # noqa: E402
-    CausalAlways, CausalIfNoMask, ClsToken, EqOne, LinView, SecondDimOnly, TwoBranches)
+    CausalAlways, CausalIfNoMask, ClsToken, EmptyBranch, EqOne, LinView, SecondDimOnly, ThreeWay, TwoBranches)
 
 import export  # noqa: E402
 from export.api import traced  # noqa: E402
@@ -159,3 +159,48 @@ def test_torch_own_guard_keeps_the_floor_and_the_report_says_so() -> None:
     else:  # no torch guard: size 16 must then run like eager
         x = torch.randn(2, 3, 16, 32)
         assert torch.allclose(ep.module()(x), model(x), atol=1e-5)
+
+
+# -- size 0 (Dim.AUTO / Dim.DYNAMIC): a boundary re-trace at 0 ----------------------------------
+
+def _zero(shape: tuple[int, ...], dims: tuple[int, ...]) -> torch.Tensor:
+    return torch.randn(*[0 if i in dims else n for i, n in enumerate(shape)])
+
+
+AUTO2 = {0: Dim.AUTO, 1: Dim.AUTO}
+
+
+@pytest.mark.parametrize("make, shapes, spec, ranges, zero_right", [
+    # every dim right at 0: admitted, each class alone and together
+    (ThreeWay, [(6, 3)] * 3, (AUTO2,) * 3, {"x.size(0)": (0, None), "x.size(1)": (0, None)}, [(0,), (1,), (0, 1)]),
+    (ThreeWay, [(6, 3)] * 3, ({0: Dim.DYNAMIC, 1: Dim.AUTO},) * 3, {"x.size(0)": (0, None)}, [(0,), (1,), (0, 1)]),
+    # a branch on 0 that torch folds unseen: the graph at 0 differs, 0 stays refused
+    (EmptyBranch, [(4, 3)], ({0: Dim.AUTO},), {"x.size(0)": (1, None)}, []),
+    # a named Dim is not re-traced at 0: it starts at 1
+    (ThreeWay, [(6, 3)] * 3, ({0: Dim("b"), 1: Dim.AUTO},) * 3, {"x.size(0)": (1, None), "x.size(1)": (0, None)},
+     [(1,)]),
+])
+def test_size_0_is_admitted_exactly_where_the_graph_at_0_is_the_general_one(make, shapes, spec, ranges,
+                                                                             zero_right) -> None:
+    model = make()
+    ep = export.export(model, tuple(torch.randn(*s) for s in shapes), dynamic_shapes=spec)
+    for dim, want in ranges.items():
+        assert ep.symshape.ranges[dim] == want, ep.symshape.zero_one
+    for dims in zero_right:
+        args = tuple(_zero(s, dims) for s in shapes)
+        torch.testing.assert_close(ep.module()(*args), model(*args))
+    for dim, (lo, _) in ranges.items():
+        if lo == 1:
+            i = int(dim[len("x.size("):-1])
+            with pytest.raises(RuntimeError, match=r"must be >= 1"):
+                ep.module()(*(_zero(s, (i,)) for s in shapes))
+
+
+def test_size_0_where_eager_differs_is_refused_though_torch_runs_it() -> None:
+    """The side-by-side fact behind the refusal: torch's program runs size 0 and differs from
+    eager (silently wrong); symshape's boundary graph at 0 is not the general one."""
+    x = torch.randn(0, 3)
+    torch_ep = torch.export.export(EmptyBranch(), (torch.randn(4, 3),), dynamic_shapes=({0: Dim.AUTO},))
+    assert not torch.equal(torch_ep.module()(x), EmptyBranch()(x))
+    ep = export.export(EmptyBranch(), (torch.randn(4, 3),), dynamic_shapes=({0: Dim.AUTO},))
+    assert any(e.kind == "kept" and "differs" in e.why for e in ep.symshape.zero_one)

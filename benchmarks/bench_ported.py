@@ -14,6 +14,17 @@ dim's equality class resized together). A case is scored:
   WORSE0   WORSE only at size 0 (symshape's programs start at 1 unless evidence shows size 0 right)
   WRONG    a program accepts an input and differs from eager (either side; torch's is noted)
 
+The cases: 314 rows from 191 tests (test/export/test_export.py, test/dynamo/test_export.py,
+test/export/test_draft_export.py of pytorch/pytorch), ported by hand: each row names its test.
+
+Measured 2026-12-03 (torch 2.14.1): before the fixes they prompted, same 198, better 19, WORSE
+13, WORSE0 83, WRONG 1 (aliased example inputs, torch as wrong); after: same 223, better 24,
+WORSE 3, WORSE0 64, WRONG 0. The three WORSE: test_export_max_onnx_reported (strict, size 1 of
+y: the boundary graph differs at meta_copy_'s overlap check, so y keeps its floor) and
+test_disable_forced_specializations_ok_v2/_v3 (the user declared min=2; symshape's program
+checks it, torch's does not). WORSE0 are named Dims (torch's default min 0), which symshape
+starts at 1: only Dim.AUTO / Dim.DYNAMIC dims are re-traced at 0.
+
 Usage: python benchmarks/bench_ported.py [--case ID ...] [--verbose]
 """
 from __future__ import annotations

@@ -19,6 +19,11 @@ from collections.abc import Sequence
 
 import sympy
 import z3
+
+try:
+    import numpy as np
+except ImportError:  # (the oracle then evaluates point by point)
+    np = None  # type: ignore[assignment]
 from hypothesis import strategies as st
 
 from shapes import FloorDiv, evaluate, int_symbol
@@ -92,8 +97,37 @@ class Box:
         """The indices of the points where ``rel`` holds."""
         got = self._holds.get(rel)
         if got is None:
-            got = self._holds[rel] = frozenset(i for i, p in enumerate(self.points) if evaluate(rel, p))
+            got = self._vectorized(rel)
+            if got is None:
+                got = frozenset(i for i, p in enumerate(self.points) if evaluate(rel, p))
+            self._holds[rel] = got
         return got
+
+    def _vectorized(self, rel: sympy.Basic) -> frozenset[int] | None:
+        """``holds`` over all points at once (numpy, int64) for a relation of plain integer
+        arithmetic (no floor division), cross-checked against :func:`shapes.evaluate` on a
+        sample of the points of each answer; None (then :func:`shapes.evaluate` decides every
+        point, as before) when numpy cannot take it or a checked point disagrees."""
+        if np is None or not self.points or not rel.free_symbols <= set(self.points[0]) or rel.has(FloorDiv):
+            return None
+        syms = sorted(rel.free_symbols, key=str)
+        cols = self.__dict__.setdefault("_cols", {})
+        for x in syms:
+            if x not in cols:
+                cols[x] = np.fromiter((p[x] for p in self.points), dtype=np.int64, count=len(self.points))
+        try:
+            with np.errstate(all="raise"):
+                out = np.broadcast_to(np.asarray(sympy.lambdify(syms, rel, modules="numpy")(*(cols[x] for x in syms))),
+                                      (len(self.points),))
+        except Exception:  # noqa: BLE001 - what numpy cannot compute, evaluate does point by point
+            return None
+        if out.dtype != np.bool_:
+            return None
+        true, false = np.nonzero(out)[0], np.nonzero(~out)[0]
+        sample = [*true[::97][:64], *false[::97][:64], *true[-3:], *false[-3:]]
+        if any(bool(out[i]) != bool(evaluate(rel, self.points[i])) for i in sample):
+            return None
+        return frozenset(true.tolist())
 
     def feasible_ids(self, facts: Sequence[sympy.Basic]) -> frozenset[int]:
         ids = self._all

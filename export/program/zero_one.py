@@ -154,7 +154,7 @@ def _size_zero(trace: Trace, program: ExportedProgram | None, boundary: Boundary
     if program is None or boundary is None:
         return policy, [], 0
     final = policy.final
-    roots = [r for r in _zero_candidates(trace, final)]
+    roots = _zero_candidates(trace, final)
     if not roots:
         return policy, [], 0
     runs = 0
@@ -167,14 +167,7 @@ def _size_zero(trace: Trace, program: ExportedProgram | None, boundary: Boundary
             results[point] = _zero_point(trace, program, boundary, final, point)
         return results[point] is None
 
-    best: tuple[sympy.Symbol, ...] = ()
-    for k in range(min(len(roots), MAX_RETRACED_DIMS), 0, -1):
-        for combo in itertools.combinations(roots, k):
-            if all(ok(frozenset(sub)) for n in range(1, k + 1) for sub in itertools.combinations(combo, n)):
-                best = combo
-                break
-        if best:
-            break
+    best = _largest_covered(roots, ok)
     records = []
     for root in roots:
         dim = _dim_name(trace, root)
@@ -189,6 +182,17 @@ def _size_zero(trace: Trace, program: ExportedProgram | None, boundary: Boundary
     zero = set(best)
     relaxed = final.replica(kinds=_KINDS, keep=lambda f: not _positive_on(trace, f, zero))
     return dataclasses.replace(policy, final=relaxed), records, runs
+
+
+def _largest_covered(roots: list[sympy.Symbol],
+                     ok: Callable[[frozenset[sympy.Symbol]], bool]) -> tuple[sympy.Symbol, ...]:
+    """The largest set of ``roots`` (at most :data:`MAX_RETRACED_DIMS`, the first such in
+    ``roots``' order) every nonempty subset of which is a point ``ok`` covers; ``()`` if none."""
+    for k in range(min(len(roots), MAX_RETRACED_DIMS), 0, -1):
+        for combo in itertools.combinations(roots, k):
+            if all(ok(frozenset(sub)) for n in range(1, k + 1) for sub in itertools.combinations(combo, n)):
+                return combo
+    return ()
 
 
 def _positive_on(trace: Trace, fact: Any, roots: set[sympy.Symbol]) -> bool:
@@ -278,14 +282,7 @@ def _retrace(trace: Trace, needed: Mapping[sympy.Symbol, tuple[sympy.Basic, ...]
              roots: list[sympy.Symbol], points: _Points) -> tuple[frozenset[sympy.Symbol], list[ZeroOneEvidence]]:
     """Relieve what a boundary re-trace can: the largest set of ``roots`` (at most
     :data:`MAX_RETRACED_DIMS`) all of whose points are covered."""
-    best: tuple[sympy.Symbol, ...] = ()
-    for k in range(min(len(roots), MAX_RETRACED_DIMS), 0, -1):
-        for combo in itertools.combinations(roots, k):
-            if all(points.ok(frozenset(sub)) for n in range(1, k + 1) for sub in itertools.combinations(combo, n)):
-                best = combo
-                break
-        if best:
-            break
+    best = _largest_covered(roots, points.ok)
     out: list[ZeroOneEvidence] = []
     for root in roots:
         dim = _dim_name(trace, root)

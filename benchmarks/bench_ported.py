@@ -10,7 +10,9 @@ dim's equality class resized together). A case is scored:
   better   symshape exports (right wherever it accepts) where torch refuses, or admits sizes
            torch's program refuses and eager handles
   WORSE    symshape refuses where torch exports, or refuses a size torch's program runs right
-           (as eager), or refuses with something other than an ``export.ExportError``
+           (as eager) and the user's spec admits (an input outside a declared ``Dim(min=,
+           max=)`` is the user's own bound: refusing it is noted, not worse), or refuses with
+           something other than an ``export.ExportError``
   WORSE0   WORSE only at size 0 (symshape's programs start at 1 unless evidence shows size 0 right)
   WRONG    a program accepts an input and differs from eager (either side; torch's is noted)
 
@@ -135,6 +137,31 @@ def _probe_args(case: Ported, s_ep: Any) -> list[tuple[str, tuple[Any, ...]]]:
     return out
 
 
+def _declared_bounds(case: Ported) -> list[tuple[int, int, int, int]]:
+    """(argument position, dim, min, max) of every named ``Dim`` in the case's spec on a
+    top-level tensor argument."""
+    shapes = case.shapes()
+    if shapes is None:
+        return []
+    import inspect
+    params = list(inspect.signature(case.model().forward).parameters)
+    per_arg = [shapes.get(n) for n in params] if isinstance(shapes, dict) else list(shapes)
+    out = []
+    for pos, spec in enumerate(per_arg):
+        items = spec.items() if isinstance(spec, dict) else enumerate(spec) if isinstance(spec, (list, tuple)) else ()
+        for i, d in items:
+            lo, hi = getattr(d, "min", None), getattr(d, "max", None)
+            if isinstance(i, int) and isinstance(lo, int):
+                out.append((pos, i, lo, hi if isinstance(hi, int) else sys.maxsize))
+    return out
+
+
+def _beyond_spec(bounds: list[tuple[int, int, int, int]], args: tuple[Any, ...]) -> bool:
+    """Whether an input has a dim outside the user's declared ``Dim(min=, max=)``."""
+    return any(pos < len(args) and isinstance(args[pos], torch.Tensor) and i < args[pos].dim()
+               and not lo <= args[pos].shape[i] <= hi for pos, i, lo, hi in bounds)
+
+
 def judge(case: Ported) -> Row:
     t_ep, t_err = _export(torch.export.export, case)
     s_ep, s_err = _export(export.export, case)
@@ -147,7 +174,8 @@ def judge(case: Ported) -> Row:
         return Row(case.id, "WORSE", t_word, s_word, f"symshape refuses: {str(s_err).splitlines()[0][:200]}")
     if t_err is not None and s_err is not None:
         return Row(case.id, "same", t_word, s_word)
-    worse, better, wrong = [], [], []
+    worse, better, wrong, beyond = [], [], [], []
+    bounds = _declared_bounds(case)
     for what, a in _probe_args(case, s_ep):
         e_ok, e_out = _call(case.model(), _fresh(a))  # fresh model and inputs per call: models may mutate either
         s_ok, s_out = _call(s_ep.module(), _fresh(a))
@@ -158,7 +186,7 @@ def judge(case: Ported) -> Row:
             wrong.append(f"torch {what}")
         t_right = t_ok and e_ok and _same(t_out, e_out)
         if t_right and not s_ok:
-            worse.append(what)
+            (beyond if _beyond_spec(bounds, a) else worse).append(what)
         if s_ok and e_ok and not t_right:
             better.append(what)
     if any(w.startswith("symshape") for w in wrong):
@@ -168,9 +196,10 @@ def judge(case: Ported) -> Row:
         only_zero = all(w.endswith("=0") for w in worse)
         return Row(case.id, "WORSE0" if only_zero else "WORSE", t_word, s_word,
                    "refuses what torch runs right: " + ", ".join(worse) + (f"; {'; '.join(torch_wrong)}" if torch_wrong else ""))
+    note = f"; refuses inputs outside the declared Dim ranges, which torch runs: {', '.join(beyond)}" if beyond else ""
     if t_err is not None or better:
-        return Row(case.id, "better", t_word, s_word, ", ".join(better) + (f"; {'; '.join(wrong)}" if wrong else ""))
-    return Row(case.id, "same", t_word, s_word, "; ".join(wrong))
+        return Row(case.id, "better", t_word, s_word, ", ".join(better) + (f"; {'; '.join(wrong)}" if wrong else "") + note)
+    return Row(case.id, "same", t_word, s_word, "; ".join(wrong) + note)
 
 
 def all_cases() -> list[Ported]:

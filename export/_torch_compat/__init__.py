@@ -58,6 +58,7 @@ from export._torch_compat.patches import SHAPE_ENV_SITES, exclusive, install_sha
 from export._torch_compat.program import (  # noqa: E402
     add_size_asserts,
     decider_of,
+    returns_self,
     reword_asserts,
     static_input_sizes,
     dynamo_stack,
@@ -149,6 +150,7 @@ __all__ = [
     "dynamo_explanation",
     "dynamo_user_stack",
     "reword_asserts",
+    "returns_self",
     "static_input_sizes",
     "dynamo_stack",
     "symbol_origin_frames",

@@ -194,6 +194,18 @@ def sym_expr(value: Any) -> sympy.Basic | None:
     return None
 
 
+def returns_self(target: Any) -> bool:
+    """Whether an op returns its first argument, mutated (``aten.copy_``, ``aten.add_``:
+    its schema writes the first argument and returns that alias), so that the node's value
+    is that argument's tensor."""
+    schema = getattr(target, "_schema", None)
+    if schema is None or not schema.arguments or len(schema.returns) != 1:
+        return False
+    first, ret = schema.arguments[0].alias_info, schema.returns[0].alias_info
+    return first is not None and ret is not None and first.is_write and ret.is_write and \
+        first.before_set == ret.before_set
+
+
 def decider_of(value: Any) -> Any:
     """The decider of the routed ShapeEnv behind a SymInt (None outside a routed trace)."""
     env = getattr(getattr(value, "node", None), "shape_env", None)

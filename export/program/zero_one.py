@@ -405,9 +405,13 @@ def _undecided(t1: Trace, region: Solver) -> str | None:
 def graph_form(ep: ExportedProgram, trace: Trace, values: Mapping[str, int]) -> tuple[Any, ...]:
     """The graph of ``ep`` as comparable data, read at a point: ops and targets in order,
     arguments with nodes by position and sizes as their expressions (torch's symbols
-    renamed to the trace's dims, those named in ``values`` replaced by the value). Size
-    arithmetic and runtime asserts are folded away (a boundary trace computes sizes as
-    constants; asserts are checks, compared as guards, not as ops)."""
+    renamed to the trace's dims, those named in ``values`` replaced by the value, the others
+    read as sizes >= 1, so ``Max(1, n)`` reads ``n``). Size arithmetic and runtime asserts
+    are folded away (a boundary trace computes sizes as constants; asserts are checks,
+    compared as guards, not as ops); a slice that takes every element at the point (torch
+    drops it where it can tell) and ``contiguous`` read as their input; an in-place op's
+    result (``copy_``, ``add_``: its schema returns the mutated first argument) reads as
+    that argument, whichever of the two later nodes name."""
     env: dict[Any, Any] = {}
     out: list[Any] = []
     canon = _Canonical(trace)
@@ -421,12 +425,32 @@ def graph_form(ep: ExportedProgram, trace: Trace, values: Mapping[str, int]) -> 
             continue
         if node.op == "call_function" and any(a in str(node.target) for a in _ASSERTS):
             continue
-        if _is_full_slice(node) or _is_value_identity(node):
+        if _is_full_slice(node) or _is_value_identity(node) or _is_whole_slice(canon, node, values):
             env[node] = _norm(node.args[0], env)  # the same values as its input, at every size
             continue
         env[node] = ("node", len(out))
         out.append((node.op, str(node.target), _norm(node.args, env), _norm(dict(node.kwargs), env)))
+        if node.op == "call_function" and node.args and tc.returns_self(node.target):
+            env[node] = _norm(node.args[0], env)  # the mutated first argument, whichever node names it
     return tuple(out)
+
+
+def _is_whole_slice(canon: "_Canonical", node: Any, values: Mapping[str, int]) -> bool:
+    """``aten.slice.Tensor(x, dim, 0, end)`` whose result, read at the point, is as long as
+    ``x`` along ``dim``: every element of ``x`` (torch drops such a slice when it can tell,
+    e.g. ``z[:, :n]`` where ``z`` has ``Max(n, m)`` columns and ``m`` is 1 at the point)."""
+    if node.op != "call_function" or str(node.target) != "aten.slice.Tensor" or len(node.args) < 2:
+        return False
+    rest = list(node.args[2:]) + [node.kwargs.get(k) for k in ("start", "end", "step") if k in node.kwargs]
+    start, _, step = (rest + [0, _INT_MAX, 1][len(rest):])[:3]
+    if start not in (0, None) or step not in (1, None) or not hasattr(node.args[0], "meta"):
+        return False
+    source, result, dim = node.args[0].meta.get("val"), node.meta.get("val"), node.args[1]
+    if not isinstance(dim, int) or not hasattr(source, "shape") or not hasattr(result, "shape") or \
+            len(source.shape) != len(result.shape):
+        return False
+    before, after = (_size_form(canon, v.shape[dim], values) for v in (source, result))
+    return before is not None and before == after
 
 
 def _is_value_identity(node: Any) -> bool:
@@ -473,8 +497,12 @@ class _Canonical:
         subs: dict[sympy.Basic, Any] = {}
         for s in mine.free_symbols:
             c = self.symbol(s)
-            subs[s] = values.get(s.name, values.get(c.name, c))
+            # a size off the point is >= 1 there: Max(1, n) and n read alike
+            subs[s] = values.get(s.name, values.get(c.name, self._positive(c) if c in self.dims else c))
         return str(sympy.expand(mine.xreplace(subs)) if subs else mine)
+
+    def _positive(self, sym: sympy.Symbol) -> sympy.Symbol:
+        return sympy.Symbol(sym.name, integer=True, positive=True)
 
 
 def _size_form(canon: _Canonical, val: Any, values: Mapping[str, int]) -> tuple[str, str] | None:

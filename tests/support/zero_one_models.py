@@ -98,3 +98,15 @@ class ThreeWay(torch.nn.Module):
     def forward(self, x: torch.Tensor, y: torch.Tensor, z: torch.Tensor) -> torch.Tensor:
         return x + y + z
 
+
+
+class PadInto(torch.nn.Module):
+    """PyTorch's ``test_export_max_onnx_reported``: x and y written into zeros of the larger
+    shape. With y at size 1, ``max(x, y)`` is x and torch drops the now whole slice
+    ``z[:, :x.shape[1]]``; the program (``Max(x, y)`` columns, slice kept) computes the same."""
+
+    def forward(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        z = torch.zeros((max(x.shape[0], y.shape[0]), max(x.shape[1], y.shape[1])), dtype=x.dtype)
+        z[: x.shape[0], : x.shape[1]] = x
+        z[: y.shape[0], : y.shape[1]] += y
+        return z

@@ -14,7 +14,7 @@ import torch
 from torch.export import Dim
 
 from zero_one_models import (  # noqa: E402
-    CausalAlways, CausalIfNoMask, ClsToken, EmptyBranch, EqOne, LinView, SecondDimOnly, ThreeWay, TwoBranches)
+    CausalAlways, CausalIfNoMask, ClsToken, EmptyBranch, EqOne, LinView, PadInto, SecondDimOnly, ThreeWay, TwoBranches)
 
 import export  # noqa: E402
 from export.api import traced  # noqa: E402
@@ -204,3 +204,19 @@ def test_size_0_where_eager_differs_is_refused_though_torch_runs_it() -> None:
     assert not torch.equal(torch_ep.module()(x), EmptyBranch()(x))
     ep = export.export(EmptyBranch(), (torch.randn(4, 3),), dynamic_shapes=({0: Dim.AUTO},))
     assert any(e.kind == "kept" and "differs" in e.why for e in ep.symshape.zero_one)
+
+
+@pytest.mark.parametrize("strict", [False, True])
+def test_a_slice_made_whole_and_an_in_place_result_read_as_the_general_graph(strict) -> None:
+    """At y's size 1 (and 0) the boundary graph drops a slice that became whole (``Max(x, 1)``
+    is x) and reads the in-place ops' results where the general graph reads their inputs:
+    the same values, so y's dims are relieved (torch's program runs them too; both right)."""
+    model, dyn = PadInto(), {0: Dim.DYNAMIC, 1: Dim.DYNAMIC}
+    ep = export.export(model, (torch.randn(2, 3), torch.randn(3, 2)), dynamic_shapes=(dyn, dyn), strict=strict)
+    assert ep.symshape.ranges["y.size(0)"] == (0, None), ep.symshape.zero_one
+    assert ep.symshape.ranges["y.size(1)"] == (0, None), ep.symshape.zero_one
+    # the example's guards hold: x.size(0) <= y.size(0), y.size(1) < x.size(1)
+    for xs, ys in [((1, 5), (1, 2)), ((1, 5), (1, 1)), ((1, 5), (2, 1)), ((1, 3), (1, 0)), ((1, 2), (4, 1)),
+                   ((2, 6), (3, 5))]:
+        x, y = torch.randn(*xs), torch.randn(*ys)
+        torch.testing.assert_close(ep.module()(x, y), model(x, y))

@@ -145,6 +145,8 @@ def _declared_bounds(case: Ported) -> list[tuple[int, int, int, int]]:
         return []
     import inspect
     params = list(inspect.signature(case.model().forward).parameters)
+    if not isinstance(shapes, (dict, list, tuple)):
+        return []  # a ShapesCollection (keyed by tensors): no bounds read
     per_arg = [shapes.get(n) for n in params] if isinstance(shapes, dict) else list(shapes)
     out = []
     for pos, spec in enumerate(per_arg):

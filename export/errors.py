@@ -8,7 +8,7 @@ one concern each); keep messages self-contained, they are shown to users verbati
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, Optional, Union
 
 __all__ = [
     "ExportError",
@@ -81,15 +81,22 @@ class ConstraintViolationError(ExportError):
     """
 
     def __init__(self, message: str, *, causes: tuple = (), fixes: object = None,
-                 guards: tuple = (), problem: str | None = None, stats: Mapping[str, Any] | None = None,
+                 guards: tuple = (), problem: Problem = None, stats: Mapping[str, Any] | None = None,
                  document: Callable[[Any], dict[str, Any]] | None = None) -> None:
         super().__init__(message)
         self._document = document
         self.causes = causes
         self.fixes = fixes
         self.guards = guards
-        self.problem = problem
+        self._problem = problem
         self.stats = dict(stats or {})
+
+    @property
+    def problem(self) -> str | None:
+        """The solver problem as JSON text (None: it could not be written), rendered on first
+        access."""
+        self._problem = _rendered(self._problem)
+        return self._problem
 
     def to_dict(self) -> dict[str, Any]:
         """The report's JSON document (``"schema": "symshape.report/1"``, status ``violations``;
@@ -104,18 +111,34 @@ class DataDependentError(ExportError):
     of the trace up to the branch."""
 
     def __init__(self, message: str, *, origin: str | None = None, code: str | None = None,
-                 problem: str | None = None, stats: Mapping[str, Any] | None = None,
+                 problem: Problem = None, stats: Mapping[str, Any] | None = None,
                  document: Callable[[Any], dict[str, Any]] | None = None) -> None:
         super().__init__(message)
         self._document = document
         self.origin = origin
         self.code = code
-        self.problem = problem
+        self._problem = problem
         self.stats = dict(stats or {})
+
+    @property
+    def problem(self) -> str | None:
+        """The solver problem as JSON text (None: it could not be written), rendered on first
+        access."""
+        self._problem = _rendered(self._problem)
+        return self._problem
 
     def to_dict(self) -> dict[str, Any]:
         """The report's JSON document (status ``data_dependent``; see ``ConstraintViolationError.to_dict``)."""
         return _to_dict(self, self._document)
+
+
+Problem = Union[str, Callable[[], Optional[str]], None]
+"""An error's solver problem: JSON text, or what renders it on first access (writing every
+guard of a large trace costs seconds that a caught error never needs)."""
+
+
+def _rendered(problem: Problem) -> str | None:
+    return problem() if callable(problem) else problem
 
 
 def _to_dict(error: ExportError, document: Callable[[Any], dict[str, Any]] | None) -> dict[str, Any]:

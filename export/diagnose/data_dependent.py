@@ -69,7 +69,7 @@ def data_dependent_error(e: BaseException, trace: Trace) -> DataDependentError |
 def _located(at: UserFrame | None, trace: Trace) -> dict[str, Any]:
     """The error's structured fields: where (``origin``, ``code``), the solver problem, the stats."""
     return {"origin": at.origin if at is not None else None, "code": (at.code or None) if at is not None else None,
-            "problem": trace.problem(), "stats": trace_stats(trace)}
+            "problem": trace.problem, "stats": trace_stats(trace)}
 
 
 def _concrete_value_error(cond: sympy.Basic, made: Mapping[Any, UserFrame | None], names: Mapping[sympy.Basic, str],

@@ -67,7 +67,7 @@ def specialized_error(trace: Trace, exporter: ReExporter | None) -> ConstraintVi
     fixes = static_fixes(trace, exporter, [d.dim for d, _ in pinned], values=[v for _, v in pinned])
     lines += ["", fixes.render()]
     return ConstraintViolationError("\n".join(lines), document=error_document, causes=tuple(causes), fixes=fixes, guards=tuple(facts),
-                                    problem=trace.problem(), stats=trace_stats(trace))
+                                    problem=trace.problem, stats=trace_stats(trace))
 
 
 def _why(trace: Trace, sym: sympy.Symbol, value: int) -> list[Fact]:

@@ -176,7 +176,7 @@ def violation_error(trace: Trace, exporter: ReExporter | None,
     if note is not None:
         lines += ["", note]
     return ConstraintViolationError("\n".join(lines), document=error_document, causes=causes, fixes=fixes,
-                                    guards=tuple(f for c in causes for f in c.facts), problem=trace.problem(),
+                                    guards=tuple(f for c in causes for f in c.facts), problem=trace.problem,
                                     stats=trace_stats(trace))
 
 

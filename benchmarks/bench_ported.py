@@ -21,11 +21,15 @@ test/export/test_draft_export.py of pytorch/pytorch), ported by hand: each row n
 
 Measured 2026-12-03 (torch 2.14.1): before the fixes they prompted, same 198, better 19, WORSE
 13, WORSE0 83, WRONG 1 (aliased example inputs, torch as wrong); after: same 223, better 24,
-WORSE 3, WORSE0 64, WRONG 0. The three WORSE: test_export_max_onnx_reported (strict, size 1 of
-y: the boundary graph differs at meta_copy_'s overlap check, so y keeps its floor) and
-test_disable_forced_specializations_ok_v2/_v3 (the user declared min=2; symshape's program
-checks it, torch's does not). WORSE0 are named Dims (torch's default min 0), which symshape
-starts at 1: only Dim.AUTO / Dim.DYNAMIC dims are re-traced at 0.
+WORSE 3, WORSE0 64, WRONG 0. Later that day: same 227, better 24, **WORSE 0**, WORSE0 63, WRONG
+0. test_export_max_onnx_reported (strict, Dim.DYNAMIC) had kept y's >= 2 floor: at y's size 1
+the boundary graph dropped a slice that became whole (``Max(x, 1)`` is x) and read copy_'s
+result where the general graph read its input; the 0/1 evidence now reads both as the same
+values, and y admits 1 and 0 (x's size 0 stays refused: WORSE0). The two
+test_disable_forced_specializations rows ran an input below the user's own ``Dim(min=2)``:
+refusing it is the spec (noted on the row, not scored worse). WORSE0 are named Dims (torch's
+default min 0, admitted by torch unchecked), which symshape starts at 1: only Dim.AUTO /
+Dim.DYNAMIC dims are re-traced at 0.
 
 Usage: python benchmarks/bench_ported.py [--case ID ...] [--verbose]
 """

@@ -12,7 +12,8 @@ Each gets evidence of one of two kinds, recorded as :class:`ZeroOneEvidence`:
   dims at example size 1 kept symbolic (torch's ``specialize_zero_one`` off). The point
   ``S`` (a set of dims at 1, the others ``>= 2``) is covered when the boundary graph equals
   the general graph structurally (same ops, targets, arguments and outputs once both are
-  read at the point) and every hard decision of the boundary trace not covered by the
+  read at the point; value identities such as a slice made whole at the point folded, see
+  :func:`graph_form`) and every hard decision of the boundary trace not covered by the
   table is decided the same way by the general program's region at the point. Two dims
   ``b, s`` are relieved together only when ``{b}``, ``{s}`` and ``{b, s}`` are all covered.
 

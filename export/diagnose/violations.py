@@ -137,11 +137,23 @@ def causes_of(facts: list[Fact], trace: Trace) -> tuple[Cause, ...]:
     return tuple(out)
 
 
+LONGEST_WORDS = 400
+"""A relation whose words run longer than this many characters is named, not printed (the
+window arithmetic of a shifted-window attention reads thousands of characters): its dims and
+length, with where the whole of it is."""
+
+
 def _words(trace: Trace, rel: sympy.Basic, names: Mapping[sympy.Symbol, str]) -> str:
     try:
-        return guard_words(trace.solver, rel, names)
+        text = guard_words(trace.solver, rel, names)
     except Exception:  # noqa: BLE001 - a message must never fail the export
-        return relation_text(rel, names)
+        text = relation_text(rel, names)
+    if len(text) <= LONGEST_WORDS:
+        return text
+    dims = sorted(names.get(s, str(s)) for s in rel.free_symbols if isinstance(s, sympy.Symbol))
+    kind = " (with floor divisions and remainders)" if rel.has(FloorDiv, sympy.Mod) else ""
+    return (f"the model requires a relation of {', '.join(dims)}{kind} too long to print here "
+            f"({len(text):,} characters; in full in err.guards and the JSON report)")
 
 
 # -- the error -------------------------------------------------------------------------------

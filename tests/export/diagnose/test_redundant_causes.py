@@ -73,3 +73,26 @@ def test_past_max_facts_the_short_causes_stay_and_what_they_imply_goes() -> None
     kept = [f.rel for f in irredundant(facts, types.SimpleNamespace(solver=s))]  # type: ignore[arg-type]
     assert kept == [r for r in short if r in kept] and len(kept) >= 4, kept  # only short ones, in order
     assert sympy.Gt(merged, 4) in kept and sympy.Eq(sympy.Mod(h, 4), 0) in kept, kept
+
+
+class Windows(torch.nn.Module):
+    """Window arithmetic nested four deep (as shifted-window attention pads to its windows):
+    the branch's relation reads about 1,600 characters."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        a, b = x.shape[0], x.shape[1]
+        for _ in range(4):
+            a = (a + 3) // 2 + a % 5
+            b = (b + 3) // 2 + b % 5
+        return x + 1 if a * b > 50 else x - 1
+
+
+def test_a_relation_too_long_to_read_is_named_not_printed() -> None:
+    spec = {"x": {0: Dim("h"), 1: Dim("w")}}
+    with pytest.raises(export.ConstraintViolationError) as info:
+        export.export(Windows(), (torch.randn(64, 64),), dynamic_shapes=spec, dim_relations="raise")
+    causes = str(info.value).split("Suggested fix")[0]
+    assert "a relation of x.size(0), x.size(1) (with floor divisions and remainders) too long to print" in causes
+    assert len(causes) < 600, causes
+    assert info.value.guards and len(str(info.value.guards[0].rel)) > 400  # the whole relation is kept
+    assert "torch._check(" in str(info.value)  # the line to paste is code: printed in full

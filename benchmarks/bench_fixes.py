@@ -27,7 +27,10 @@ fixes right 31/31, torch 21; weakest 30/31, torch 17. Failing exports (32 cases,
 raises): median 2.5x torch's failing export (3.0x that morning, before torch's guard step was
 skipped and failing traces ended early); worst tutorial_wxyz 6.3x (its fix search); none over
 5 s. view_minus_one, which exports with a kept check where torch fails, takes 10.8x torch's
-failing export. Runs of the same code vary by about 0.3x.
+failing export. Runs of the same code vary by about 0.3x. Measured again the next session
+(2026-12-03, torch 2.14.1, --repeat 1, another benchmark running beside it): verdicts 57/57
+(torch 51), fixes right 31/31 (torch 21), weakest 30/31 (torch 17); failing exports (32):
+median 0.12 s against torch's 0.07 s, **1.8x**; worst tutorial_wxyz 5.9x (0.90 s); none over 5 s.
 
 Usage: python benchmarks/bench_fixes.py [--quick] [--case ID ...] [--repeat N]
 """

@@ -102,6 +102,16 @@ with the program offered; re-export anyway 1.760; unet2d ``batch1`` 2.70 is the 
 torch 53 / 0 / 85, symshape **138 / 0 / 0** (21 needless refusals the run before: efficientnet,
 mobilenetv3 and convnext ``hw`` now run every grid size, 32x32 included), eager fails too 12 both.
 Traces (torch/symshape): direct rows median 1.5/1, failing rows 2/2.
+
+Measured the next session (2026-12-03, ``--zoo all --quick``, torch 2.14.1, the full test suite
+running beside it), after the 0/1 evidence read a slice made whole at the point and an in-place
+op's result as the general graph: transformers zoo direct median **0.957** over 16, failing incl.
+the fix **1.047** over 14 (all with the program offered; re-export anyway 1.613), sizes torch 366
+/ 0 / 138, symshape **504 / 0 / 0**; vision zoo direct median **0.939** over 18 (max resnet18
+``batch`` 1.21), failing incl. the fix **1.221** over 6 (re-export anyway 1.698; unet2d
+``batch1`` 3.28 is the one row over 2: torch's batch-1 export is static and fails in 0.95 s,
+where symshape's two traces are dynamic in the batch, about 2.5 s each, as torch's own export at
+batch 2 takes), sizes torch 53 / 0 / 85, symshape **138 / 0 / 0**, eager fails too 12 both.
 """
 
 from __future__ import annotations

@@ -189,7 +189,10 @@ EXPECT: dict[str, Expect] = {
     "pad_to_max_sym_max": Expect(
         "ok",
         admit=({"x.size(0)": 2, "x.size(1)": 3, "y.size(0)": 3, "y.size(1)": 2},
-               {"x.size(0)": 4, "x.size(1)": 6, "y.size(0)": 5, "y.size(1)": 3}),
+               {"x.size(0)": 4, "x.size(1)": 6, "y.size(0)": 5, "y.size(1)": 3},
+               # y's sizes 1 and 0: the 0/1 evidence (the same values as the general graph)
+               {"x.size(0)": 1, "x.size(1)": 2, "y.size(0)": 1, "y.size(1)": 1},
+               {"x.size(0)": 1, "x.size(1)": 3, "y.size(0)": 1, "y.size(1)": 0}),
         reject=({"x.size(0)": 3, "x.size(1)": 2, "y.size(0)": 2, "y.size(1)": 3},),
     ),
     # ------------------------------------------------------------------ violation: derived dims

@@ -174,6 +174,11 @@ NEUTRAL_OPS: Mapping[str, str] = MappingProxyType({
         "adaptive_avg_pool2d's meta function picks the output's memory format from the input's strides "
         "(whether a permuted input suggests channels_last: a size-1 batch's stride is ignored); the "
         "output shape is (N, C, *output_size) and the node averages each adaptive window at every size",
+    "aten.adaptive_avg_pool1d.default":
+        "adaptive_avg_pool1d runs adaptive_avg_pool2d on its input with a size-1 dim inserted, whose meta "
+        "function picks the output's memory format from the strides (a size-1 batch's stride is "
+        "ignored); the output shape is (N, C, output_size) and the node averages each adaptive window "
+        "at every size",
 })
 """aten op -> why a decision asked inside its fake kernel, once ``proxy_call`` recorded it
 as a node, never changes the graph's values at size 1 (torch 2.13)."""

@@ -51,7 +51,8 @@ def _gpt2() -> export.SymshapeProgram:
 @pytest.fixture(scope="module")
 def programs() -> dict[str, export.SymshapeProgram]:
     return {"gpt2": _gpt2(), "gqa": export.export(HFAttention(2), GQA_ARGS, dynamic_shapes=GQA_SPEC),
-            "pool": export.export(PermutedPool(), (torch.randn(2, 8, 6, 6),), dynamic_shapes={"x": {0: B}})}
+            "pool": export.export(PermutedPool(), (torch.randn(2, 8, 6, 6),), dynamic_shapes={"x": {0: B}}),
+            "pool1d": export.export(PermutedPool1d(), (torch.randn(2, 6, 8),), dynamic_shapes={"x": {0: B}})}
 
 
 class PermutedPool(torch.nn.Module):
@@ -63,6 +64,15 @@ class PermutedPool(torch.nn.Module):
         return torch.nn.functional.adaptive_avg_pool2d(y, 1)
 
 
+class PermutedPool1d(torch.nn.Module):
+    """Swin's pooler (transformers): a layer norm over (b, s, c), transposed to (b, c, s), then
+    a 1-d global average pool, whose meta function asks ``b > 1`` to pick a memory format."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = torch.nn.functional.layer_norm(x, (8,)).transpose(1, 2)
+        return torch.nn.functional.adaptive_avg_pool1d(y, 1).flatten(1)
+
+
 # entry -> the program whose export asks a floor-needing decision there
 HITS = {
     "recorded op aten.reshape.default": "gpt2",
@@ -70,6 +80,7 @@ HITS = {
     "attention_mask is not None": "gpt2",
     "is_torchdynamo_compiling() is True": "gqa",
     "recorded op aten.adaptive_avg_pool2d.default": "pool",
+    "recorded op aten.adaptive_avg_pool1d.default": "pool1d",
 }
 
 
@@ -250,3 +261,12 @@ def test_a_conv_memory_format_decision_needs_no_retrace_and_batch_1_runs_like_ea
         x = torch.randn(b, 8, 12, 12)
         with torch.no_grad():
             torch.testing.assert_close(ep.module()(x), model(x))
+
+
+@pytest.mark.parametrize("make, shape", [(PermutedPool, (8, 6, 6)), (PermutedPool1d, (6, 8))])
+def test_pool_entries_run_batch_1_like_eager(make, shape) -> None:
+    model = make()
+    ep = export.export(model, (torch.randn(2, *shape),), dynamic_shapes={"x": {0: B}})
+    for b in (1, 3):
+        x = torch.randn(b, *shape)
+        torch.testing.assert_close(ep.module()(x), model(x))

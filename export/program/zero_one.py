@@ -478,6 +478,7 @@ class _Canonical:
         self.trace = trace
         self.named: dict[sympy.Symbol, sympy.Symbol] = {}
         self.dims = sorted({*trace.dim_syms.values(), *trace.root_syms.values()}, key=lambda s: s.name)
+        self.sizes = frozenset(trace.dim_syms.values())  # input tensors' sizes: >= 1 off the point
 
     def symbol(self, sym: sympy.Symbol) -> sympy.Symbol:
         if sym not in self.named:
@@ -498,8 +499,10 @@ class _Canonical:
         subs: dict[sympy.Basic, Any] = {}
         for s in mine.free_symbols:
             c = self.symbol(s)
-            # a size off the point is >= 1 there: Max(1, n) and n read alike
-            subs[s] = values.get(s.name, values.get(c.name, self._positive(c) if c in self.dims else c))
+            # an input's size off the point is >= 1 there (size 0 is judged after size 1, each
+            # point with the others >= 1): Max(1, n) and n read alike; a derived dim's root may be 0
+            positive = s in self.sizes or c in self.sizes
+            subs[s] = values.get(s.name, values.get(c.name, self._positive(c) if positive else c))
         return str(sympy.expand(mine.xreplace(subs)) if subs else mine)
 
     def _positive(self, sym: sympy.Symbol) -> sympy.Symbol:

@@ -26,6 +26,11 @@ Measured (2026-12-02, torch 2.13, a 2-core machine with a test or CI run beside 
   its failing export and its fix's re-export, a ratio of 1.85. The time is three traces (the
   failing one, its 0/1 boundary re-trace, the verification), each spending a large share in
   torch's own sympy simplification.
+* 2026-12-03, torch 2.14.1, one thread, after ``aten.adaptive_avg_pool1d`` (Swin's pooler) joined
+  the 0/1 site table (it was the fixed spec's only boundary re-trace: ``batch > 1`` in its
+  memory-format choice): torch fails in 79.9 s and its fix re-exports in 39.7 s; symshape fails
+  in 173.5 s with the same 5 causes (1.7 KB) and the same verified fix, whose program runs the
+  same sizes as torch's fixed one: 1.45x torch's failing export plus its fix's re-export.
 """
 
 from __future__ import annotations

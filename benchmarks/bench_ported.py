@@ -38,6 +38,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import importlib
+import inspect
 import pkgutil
 import sys
 import traceback
@@ -145,13 +146,13 @@ def _declared_bounds(case: Ported) -> list[tuple[int, int, int, int]]:
     """(argument position, dim, min, max) of every named ``Dim`` in the case's spec on a
     top-level tensor argument."""
     shapes = case.shapes()
-    if shapes is None:
-        return []
-    import inspect
-    params = list(inspect.signature(case.model().forward).parameters)
     if not isinstance(shapes, (dict, list, tuple)):
-        return []  # a ShapesCollection (keyed by tensors): no bounds read
-    per_arg = [shapes.get(n) for n in params] if isinstance(shapes, dict) else list(shapes)
+        return []  # none, or a ShapesCollection (keyed by tensors): no bounds read
+    if isinstance(shapes, dict):
+        params = inspect.signature(case.model().forward).parameters
+        per_arg = [shapes.get(n) for n in params]
+    else:
+        per_arg = list(shapes)
     out = []
     for pos, spec in enumerate(per_arg):
         items = spec.items() if isinstance(spec, dict) else enumerate(spec) if isinstance(spec, (list, tuple)) else ()

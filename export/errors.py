@@ -72,7 +72,20 @@ class ClassicOperatorError(InputError, TypeError):
     ``d * -1``, ``d == d``): an InputError, and a TypeError as Python operators raise."""
 
 
-class ConstraintViolationError(ExportError):
+class _WithProblem(ExportError):
+    """An error that carries its trace's solver problem, rendered on first access."""
+
+    _problem: Problem = None
+
+    @property
+    def problem(self) -> str | None:
+        """The solver problem as JSON text (None: it could not be written), rendered on first
+        access."""
+        self._problem = _rendered(self._problem)
+        return self._problem
+
+
+class ConstraintViolationError(_WithProblem):
     """The traced model needs more than the declared spec guarantees.
 
     ``causes`` lists each root cause once (a :class:`export.diagnose.violations.Cause`); ``fixes``
@@ -91,20 +104,13 @@ class ConstraintViolationError(ExportError):
         self._problem = problem
         self.stats = dict(stats or {})
 
-    @property
-    def problem(self) -> str | None:
-        """The solver problem as JSON text (None: it could not be written), rendered on first
-        access."""
-        self._problem = _rendered(self._problem)
-        return self._problem
-
     def to_dict(self) -> dict[str, Any]:
         """The report's JSON document (``"schema": "symshape.report/1"``, status ``violations``;
         the same keys as ``ep.symshape.to_dict()``, see docs/cli.md)."""
         return _to_dict(self, self._document)
 
 
-class DataDependentError(ExportError):
+class DataDependentError(_WithProblem):
     """The model branches on a value computed from tensor data (``.item()``, ``nonzero``)
     that the tracer cannot know; the message says which value, where (``origin``, ``file:line``,
     and ``code``, the line's text), and the line to add. ``problem`` is the solver problem (JSON)
@@ -119,13 +125,6 @@ class DataDependentError(ExportError):
         self.code = code
         self._problem = problem
         self.stats = dict(stats or {})
-
-    @property
-    def problem(self) -> str | None:
-        """The solver problem as JSON text (None: it could not be written), rendered on first
-        access."""
-        self._problem = _rendered(self._problem)
-        return self._problem
 
     def to_dict(self) -> dict[str, Any]:
         """The report's JSON document (status ``data_dependent``; see ``ConstraintViolationError.to_dict``)."""

@@ -440,11 +440,9 @@ def _is_whole_slice(canon: "_Canonical", node: Any, values: Mapping[str, int]) -
     """``aten.slice.Tensor(x, dim, 0, end)`` whose result, read at the point, is as long as
     ``x`` along ``dim``: every element of ``x`` (torch drops such a slice when it can tell,
     e.g. ``z[:, :n]`` where ``z`` has ``Max(n, m)`` columns and ``m`` is 1 at the point)."""
-    if node.op != "call_function" or str(node.target) != "aten.slice.Tensor" or len(node.args) < 2:
-        return False
-    rest = list(node.args[2:]) + [node.kwargs.get(k) for k in ("start", "end", "step") if k in node.kwargs]
-    start, _, step = (rest + [0, _INT_MAX, 1][len(rest):])[:3]
-    if start not in (0, None) or step not in (1, None) or not hasattr(node.args[0], "meta"):
+    bounds = _slice_bounds(node)
+    if bounds is None or bounds[0] not in (0, None) or bounds[2] not in (1, None) or len(node.args) < 2 or \
+            not hasattr(node.args[0], "meta"):
         return False
     source, result, dim = node.args[0].meta.get("val"), node.meta.get("val"), node.args[1]
     if not isinstance(dim, int) or not hasattr(source, "shape") or not hasattr(result, "shape") or \
@@ -463,11 +461,21 @@ def _is_value_identity(node: Any) -> bool:
 def _is_full_slice(node: Any) -> bool:
     """``aten.slice.Tensor(x, dim, 0, >= 2**63 - 1[, 1])``: every element of ``x``, whatever
     its size (torch drops such a slice when it can tell it is full, e.g. at size 1)."""
-    if node.op != "call_function" or str(node.target) != "aten.slice.Tensor":
+    bounds = _slice_bounds(node)
+    if bounds is None:
         return False
+    start, end, step = bounds
+    return start in (0, None) and (end is None or (isinstance(end, int) and end >= _INT_MAX)) and step in (1, None)
+
+
+def _slice_bounds(node: Any) -> tuple[Any, Any, Any] | None:
+    """``(start, end, step)`` of an ``aten.slice.Tensor`` node (torch's defaults filled in),
+    None for any other node."""
+    if node.op != "call_function" or str(node.target) != "aten.slice.Tensor":
+        return None
     rest = list(node.args[2:]) + [node.kwargs.get(k) for k in ("start", "end", "step") if k in node.kwargs]
     start, end, step = (rest + [0, _INT_MAX, 1][len(rest):])[:3]
-    return start in (0, None) and (end is None or (isinstance(end, int) and end >= _INT_MAX)) and step in (1, None)
+    return start, end, step
 
 
 class _Canonical:

@@ -34,6 +34,7 @@ __all__ = [
     "canonical_name",
     "int_symbol",
     "canonical",
+    "round_up_sums",
     "evaluate",
     "check_supported",
     "symbols_of",
@@ -140,9 +141,87 @@ def canonical(expr: sympy.Basic) -> sympy.Basic:
     """
     if _has_condition_equality(expr):
         expr = _condition_equalities_as_logic(expr)
-    if not expr.has(sympy.floor):
+    if expr.has(sympy.floor):
+        expr = expr.replace(lambda e: isinstance(e, sympy.floor), lambda e: _floor_to_floordiv(e.args[0]))
+    if expr.has(sympy.Mod):
+        expr = round_up_sums(expr)
+    return expr
+
+
+def round_up_sums(expr: sympy.Basic) -> sympy.Basic:
+    """Spell every padding sum ``e + Mod(-e, m)`` (``e`` rounded up to a multiple of ``m``, as
+    a model pads to a window or patch size) as the multiple ``m*FloorDiv(e + m - 1, m)``.
+
+    An identity for every integer ``e`` and ``m >= 1``: ``Mod(-e, m)`` is the least ``r >= 0``
+    with ``e + r`` divisible by ``m``. sympy spells ``Mod(-e, 7)`` as ``Mod(6*e, 7)``; the sum
+    may carry a factor and other terms (``k*e + k*Mod(c*e, m) + rest`` with ``c = -1`` mod
+    ``m``). Read as a multiple, what follows from it is plain: ``(e + Mod(-e, 7)) // 7`` is
+    ``(e + 6) // 7`` and a view of the padded size into windows divides exactly, where the sum
+    read literally leaves a nonlinear remainder no stage decides.
+
+    >>> a = int_symbol("a")
+    >>> round_up_sums(a + sympy.Mod(-a, 7))
+    7*FloorDiv(a + 6, 7)
+    >>> round_up_sums(FloorDiv(a + sympy.Mod(6*a, 7), 7))
+    FloorDiv(a + 6, 7)
+    >>> round_up_sums(2*a + 2*sympy.Mod(-a - 1, 4) + 5)
+    8*FloorDiv(a + 4, 4) + 3
+    >>> round_up_sums(a + sympy.Mod(a, 7))  # not a padding sum
+    a + Mod(a, 7)
+    """
+    if not expr.args or not expr.has(sympy.Mod):
         return expr
-    return expr.replace(lambda e: isinstance(e, sympy.floor), lambda e: _floor_to_floordiv(e.args[0]))
+    return _rounded(expr, {})
+
+
+def _rounded(expr: sympy.Basic, memo: dict[sympy.Basic, sympy.Basic]) -> sympy.Basic:
+    hit = memo.get(expr)
+    if hit is not None:
+        return hit
+    out = expr
+    args = tuple(_rounded(a, memo) if a.args else a for a in expr.args)
+    if args != expr.args:
+        out = expr.func(*args)
+    if isinstance(out, sympy.Add) and any(isinstance(t, sympy.Mod) or (t.is_Mul and any(
+            isinstance(f, sympy.Mod) for f in t.args)) for t in out.args):
+        for term in out.args:
+            multiple = _as_multiple(out, term)
+            if multiple is not None:
+                out = round_up_sums(multiple)
+                break
+    memo[expr] = out
+    return out
+
+
+def _as_multiple(total: sympy.Add, term: sympy.Expr) -> sympy.Expr | None:
+    """``total`` with ``term`` (``k*Mod(u, m)``) and the terms it pads read as a multiple of
+    ``m`` (see :func:`round_up_sums`); None when ``total`` has no ``k*e`` with ``u = -e`` mod m."""
+    k, mod = term.as_coeff_Mul()
+    if not isinstance(mod, sympy.Mod) or not k.is_Integer:
+        return None
+    u, m = mod.args
+    if not m.is_Integer or int(m) < 1:
+        return None
+    n, c0 = int(m), 0
+    others: dict[sympy.Expr, sympy.Expr] = {}
+    for t in sympy.Add.make_args(total):
+        if t is not term:
+            coeff, gen = t.as_coeff_Mul()
+            others[gen] = others.get(gen, sympy.Integer(0)) + coeff
+    e = sympy.Integer(0)
+    for t in sympy.Add.make_args(sympy.expand(u)):
+        c, gen = t.as_coeff_Mul()
+        if not c.is_Integer:
+            return None
+        if gen == 1:
+            c0 += int(c)
+            continue
+        have = others.get(gen)
+        if have is None or not (have / k).is_Integer or (int(have / k) + int(c)) % n:
+            return None
+        e += (have / k) * gen
+    d0 = -c0 % n
+    return total - term - k * e + k * n * FloorDiv(e + d0 + n - 1, n) - k * d0
 
 
 def _is_condition_equality(e: sympy.Basic) -> bool:

@@ -384,7 +384,7 @@ class Exporter:
         ``diagnose``: the error's fixes verified by re-exporting through this exporter."""
         exporter = self if diagnose else None
         kept = self.kept.of(trace)  # checks None: judge as violations
-        error = (violation_error(trace, exporter, kept.fix) if kept.checks is None else None) or \
+        error = (violation_error(trace, exporter, kept.fix, kept.causes) if kept.checks is None else None) or \
             specialized_error(trace, exporter)
         return kept, error
 
@@ -424,7 +424,8 @@ class Exporter:
     def _check_here(self, spec: Spec) -> None:
         """:meth:`check` on this example as given (what failed before fails again untraced)."""
         key, _, trace = self._trace_new(spec, False)
-        error = violation_error(trace, None) or specialized_error(trace, None)
+        kept = self.kept.of(trace)
+        error = violation_error(trace, None, kept.fix, kept.causes) or specialized_error(trace, None)
         if error is not None:
             self.failures[key] = (error, False, trace)
             raise error

@@ -40,11 +40,13 @@ __all__ = ["dim_sayable", "kept_checks", "Kept", "KeptMemo"]
 @dataclass(frozen=True)
 class Kept:
     """What :func:`kept_checks` found: ``checks`` to keep (``()``: nothing blocks; None: a
-    violation needs a change a Dim can say, or a 0/1 cause), and the solver's ``fix`` for
-    the trace when it was worked out (the error's fix then starts from it, not again)."""
+    violation needs a change a Dim can say, or a 0/1 cause), and what the error of the trace
+    then starts from instead of working it out again: the solver's ``fix`` for the trace and
+    the irredundant ``causes`` of its blocking violations, when they were worked out."""
 
     checks: tuple[KeptCheck, ...] | None
     fix: SpecFix | None = None
+    causes: tuple[Cause, ...] | None = None
 
 
 def dim_sayable(rel: sympy.Basic) -> bool:
@@ -90,7 +92,7 @@ def kept_checks(trace: Trace, deferred: bool = False) -> Kept:
         return Kept(())
     causes = causes_of(irredundant(blocking, trace), trace)
     if any(c.kind == SPECIALIZED for c in causes):
-        return Kept(None)
+        return Kept(None, causes=causes)
     if deferred:
         kept = _deferred(blocking, causes)
         if kept is not None:
@@ -98,16 +100,16 @@ def kept_checks(trace: Trace, deferred: bool = False) -> Kept:
     fix = fix_spec(trace)
     fixed = fix[1]
     if not fixed.checks:
-        return Kept(None, fix)
+        return Kept(None, fix, causes)
     given = trace.solver.replica(kinds=("spec",))
     try:
         for rel in fixed.checks:
             given.assume(rel)
         if any(given.decide(f.rel) is not Truth.TRUE for f in blocking):
-            return Kept(None, fix)
+            return Kept(None, fix, causes)
     except Exception:  # noqa: BLE001 - relations the solver cannot take are no checks to keep
-        return Kept(None, fix)
-    return Kept(tuple(KeptCheck(c.constraint, c.origin, c.code, tuple(c.dims)) for c in causes), fix)
+        return Kept(None, fix, causes)
+    return Kept(tuple(KeptCheck(c.constraint, c.origin, c.code, tuple(c.dims)) for c in causes), fix, causes)
 
 
 @dataclass

@@ -158,15 +158,17 @@ def _words(trace: Trace, rel: sympy.Basic, names: Mapping[sympy.Symbol, str]) ->
 
 # -- the error -------------------------------------------------------------------------------
 
-def violation_error(trace: Trace, exporter: ReExporter | None,
-                    fix: SpecFix | None = None) -> ConstraintViolationError | None:
+def violation_error(trace: Trace, exporter: ReExporter | None, fix: SpecFix | None = None,
+                    causes: tuple[Cause, ...] | None = None) -> ConstraintViolationError | None:
     """The error for an export whose guards the spec does not imply, or None; its fixes
-    and 0/1 probes re-export through ``exporter`` (None: none); ``fix``: the solver's fix
-    for the trace, when already worked out."""
-    blocking = blocking_violations(trace)
-    if not blocking:
-        return None
-    causes = causes_of(irredundant(blocking, trace), trace)
+    and 0/1 probes re-export through ``exporter`` (None: none); ``fix`` and ``causes``: the
+    solver's fix for the trace and the causes of its blocking violations, when already
+    worked out (:class:`export.diagnose.kept.Kept`)."""
+    if not causes:
+        blocking = blocking_violations(trace)
+        if not blocking:
+            return None
+        causes = causes_of(irredundant(blocking, trace), trace)
     fixes = None
     static: list[InputDim] = []
     if any(c.kind == SPECIALIZED for c in causes):

@@ -30,7 +30,7 @@ from export.errors import (ConstraintViolationError, DataDependentError, ExportE
 from export.tracing.bridge import SolverBridge
 from export.spec.inputs import Inputs, signature_of
 from export.spec.options import TorchOptions
-from export.program.exported import SymshapeProgram, amend, finish
+from export.program.exported import SymshapeProgram, amend, finish, report_of
 from export.program.refusals import CHECK, check_relations_mode
 from export.larger_example import TRACE_LARGER, check_larger, check_mode, run_larger, trace_stats
 from export.diagnose.probe import enlarged_inputs
@@ -356,7 +356,7 @@ class Exporter:
                 return larger
         ep = self._run_here(spec, diagnose)
         amend(ep, stats=trace_stats({"example": 1, "larger example that gave no program": spent,
-                                     "boundary re-trace": int(ep.symshape.stats.get("boundary_retraces", 0))}))
+                                     "boundary re-trace": int(report_of(ep).stats.get("boundary_retraces", 0))}))
         return ep
 
     def _failure_key(self, spec: Spec) -> Any:

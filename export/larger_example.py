@@ -32,7 +32,7 @@ from typing import Any, Protocol, TypeVar
 from export.diagnose.probe import candidate_sizes, enlarged_inputs
 from export.errors import ConstraintViolationError, InputError, SymshapeWarning
 from export.fixes.suggested import SuggestedFixes
-from export.program.exported import SymshapeProgram, amend
+from export.program.exported import SymshapeProgram, amend, report_of
 from export.spec.inputs import Inputs
 from shapes.affine import Affine
 from shapes.errors import SpecError
@@ -231,9 +231,9 @@ def run_larger(exporter: E, spec: Spec, run: Callable[[E], SymshapeProgram],
         _reemit(caught, keep_symshape=False)
         return None, done.failed
     ep: SymshapeProgram = done.result
-    ranges = ep.symshape.ranges
+    ranges = report_of(ep).ranges
     inputs = exporter.inputs
-    boundary = int(ep.symshape.stats.get("boundary_retraces", 0))
+    boundary = int(report_of(ep).stats.get("boundary_retraces", 0))
     for d in dims:
         decl = spec.decl(d)
         lo, hi = ranges.get(str(d), (None, None))
@@ -285,7 +285,7 @@ def trace_stats(reasons: Mapping[str, int]) -> dict[str, Any]:
 def _note(ep: SymshapeProgram, spec: Spec, d: InputDim, n: int, traced: int) -> str:
     """The warning for one 0/1 dim: what was traced, the range the program admits, and why
     the example size is refused when it is."""
-    lo, hi = ep.symshape.ranges.get(str(d), (None, None))
+    lo, hi = report_of(ep).ranges.get(str(d), (None, None))
     text = (f"{d} = {n} in the example: traced at {traced}; the program admits {d} in "
             f"[{lo if lo is not None else '-inf'}, {hi if hi is not None else 'inf'}]")
     if (lo is None or lo <= n) and (hi is None or n <= hi):
@@ -295,7 +295,7 @@ def _note(ep: SymshapeProgram, spec: Spec, d: InputDim, n: int, traced: int) -> 
         return text + ("; size 0 is refused (torch's size symbols are positive: symshape admits size 0 only on "
                        "the evidence of a re-trace at 0, for Dim.AUTO / Dim.DYNAMIC dims)")
     names = {str(d)} | ({str(s) for s in decl.expr.free_symbols} if decl is not None and decl.expr is not None else set())
-    kept = [e for e in ep.symshape.zero_one if e.kind == "kept" and e.dim in names]
+    kept = [e for e in report_of(ep).zero_one if e.kind == "kept" and e.dim in names]
     if kept:
         return text + f"; size 1 is refused: {kept[0].rel} takes another path at {kept[0].site} ({kept[0].why})"
     if decl is not None and _declared_lo(spec, decl) > n:

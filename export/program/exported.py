@@ -38,7 +38,7 @@ from shapes.printing import to_python
 from shapes.spec import InputDim
 from solver import Solver
 
-__all__ = ["SymshapeProgram", "Report", "finish", "amend", "save", "load"]
+__all__ = ["SymshapeProgram", "Report", "finish", "amend", "report_of", "save", "load"]
 
 _EXTRA = "symshape.json"
 
@@ -255,6 +255,13 @@ def _attach(ep: ExportedProgram, equalities: list[tuple[InputDim, InputDim]], re
     if solver is not None:
         ep.__dict__["_symshape_solver"] = solver
     return ep  # type: ignore[return-value]
+
+
+def report_of(ep: SymshapeProgram) -> Report:
+    """``ep.symshape`` as far as it is built: its solver problem (JSON) not rendered if no one
+    read it yet (``problem`` then None), for the steps that read only its ranges and stats."""
+    report: Report = ep.__dict__["_symshape_report"]
+    return report
 
 
 def amend(ep: SymshapeProgram, *, notes: tuple[str, ...] = (), stats: Mapping[str, Any] | None = None) -> None:

@@ -208,16 +208,20 @@ class Solver:
         """``(root, m, r)`` for each class known to satisfy ``root = r (mod m)`` with m > 1."""
         return queries.congruences(self._state)
 
-    def simplify(self, rel: sympy.Basic) -> sympy.Basic:
+    def simplify(self, rel: sympy.Basic, *, minmax: bool = False) -> sympy.Basic:
         """An equivalent relation in normal form ``d op 0`` (``op`` one of ``== != >=``),
-        with factors of known sign divided out and ``t - k*(t//k)`` written ``Mod(t, k)``.
+        with factors of known sign divided out and ``t - k*(t//k)`` written ``Mod(t, k)``;
+        with ``minmax``, also without the ``Min``/``Max`` arguments the ranges never choose
+        (equivalent under the facts, not at sizes they exclude).
 
         >>> from shapes import FloorDiv
         >>> s = Solver(); b = s.symbol("b", 1, None); t = s.symbol("t", 0, None)
         >>> s.simplify(sympy.Eq(16 * b * t, 64 * b * FloorDiv(t, 4)))
         Eq(Mod(t, 4), 0)
+        >>> s.simplify(sympy.Eq(sympy.Max(1, b + t), 2 * b), minmax=True)
+        Eq(-b + t, 0)
         """
-        return queries.simplify(self._state, rel)
+        return queries.simplify(self._state, rel, minmax)
 
     def explain(self, rel: sympy.Basic) -> tuple[Fact, ...]:
         """A minimal set of facts implying ``rel`` (Z3 unsat core, then a deletion pass).

@@ -226,10 +226,13 @@ def congruences(st: State) -> tuple[tuple[sympy.Symbol, int, int], ...]:
     return tuple(out)
 
 
-def simplify(st: State, rel: sympy.Basic) -> sympy.Basic:
+def simplify(st: State, rel: sympy.Basic, minmax: bool = False) -> sympy.Basic:
     """An equivalent relation in normal form ``d op 0`` (``op`` one of ``== != >=``),
-    with factors of known sign divided out and ``t - k*(t//k)`` written ``Mod(t, k)``."""
+    with factors of known sign divided out and ``t - k*(t//k)`` written ``Mod(t, k)``;
+    ``minmax``: also without the ``Min``/``Max`` arguments the ranges never choose."""
     rel = st.prepare(rel)
+    if minmax:
+        rel = normal_form.simplify_minmax(rel, st.uf.range_of)
     if not isinstance(rel, RELATION_TYPES):
         return rel
     op, d = normal_form.normalize(*as_difference(rel), st.uf.range_of)

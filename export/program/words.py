@@ -15,6 +15,7 @@ from collections.abc import Mapping
 import sympy
 
 from export.tracing.trace import Trace, relation_text, spec_or_positive
+from shapes.expr import FloorDiv
 from shapes.printing import to_python
 from solver import Fact, Reason, Solver, SolverError, Truth
 
@@ -71,11 +72,13 @@ def guard_words(solver: Solver, rel: sympy.Basic, names: Mapping[sympy.Symbol, s
     """A guard of ``solver``'s in words: :func:`plain_words` of its normal form, a relation
     that is a range over the spec said as that range (:func:`interval_words`), one the
     other facts make true said as asked. Raises what the solver raises."""
-    simple = solver.simplify(rel)
+    simple = solver.simplify(rel, minmax=True)
     if isinstance(simple, sympy.logic.boolalg.BooleanAtom):  # true given the other facts: say it as asked
         return relation_text(rel, names)
     words = plain_words(simple, names)
-    if words.startswith(REQUIRES):
+    if words.startswith(REQUIRES) or (len(rel.free_symbols) == 1 and rel.has(FloorDiv, sympy.Mod, sympy.Min, sympy.Max)):
+        # (a range of one dim through its floor divisions: ``((x.size(2) // 4 + 1) // 2 + 6) // 7
+        # must be >= 2`` reads ``x.size(2) must be >= 52``)
         base = solver.replica(kinds=("spec", "trace_assumption"), keep=spec_or_positive)
         return interval_words(base, rel, names) or words
     return words
@@ -133,6 +136,23 @@ def _divisible(e: sympy.Expr, k: int, names: Mapping[sympy.Symbol, str], negated
     return f"{to_python(e, names)} must {'not ' if negated else ''}be divisible by {k}"
 
 
+def _rounded_to_itself(terms: tuple[sympy.Expr, ...]) -> tuple[sympy.Expr, int] | None:
+    """``(e, k)`` when ``terms`` sum to ``k*FloorDiv(e + j, k) - e`` (either sign) with ``0 <= j < k``:
+    ``e`` rounded to a multiple of ``k`` is ``e`` itself, i.e. ``e`` is divisible by ``k``."""
+    for mine, other in (terms, terms[::-1]):
+        c, f = mine.as_coeff_Mul()
+        if not isinstance(f, FloorDiv) or not f.args[1].is_Integer or not c.is_Integer:
+            continue
+        k = int(f.args[1])
+        if k < 2 or abs(int(c)) != k:
+            continue
+        e = -other / int(c) * k
+        j = sympy.expand(f.args[0] - e)
+        if j.is_Integer and 0 <= int(j) < k:
+            return e, k
+    return None
+
+
 def plain_words(rel: sympy.Basic, names: Mapping[sympy.Symbol, str]) -> str:
     """A guard in words: ``x.size(1) must be divisible by 4``, ``x.size(0) must be <= 5``,
     ``x.size(0) must equal y.size(0)``; otherwise the relation as code.
@@ -148,6 +168,8 @@ def plain_words(rel: sympy.Basic, names: Mapping[sympy.Symbol, str]) -> str:
     >>> from shapes import FloorDiv
     >>> plain_words(sympy.Ge(-sympy.Mod(3 * FloorDiv(t, 4), 4), 0), {t: "x.size(2)"})  # Swin's window padding
     'x.size(2) // 4 must be divisible by 4'
+    >>> plain_words(sympy.Eq(7 * FloorDiv(FloorDiv(t, 4) + 6, 7) - FloorDiv(t, 4), 0), {t: "x.size(3)"})  # swin_t's
+    'x.size(3) // 4 must be divisible by 7'
     """
     if not isinstance(rel, (sympy.Eq, sympy.Ne, sympy.Ge)) or rel.rhs != 0:
         return to_python(rel, names)
@@ -172,12 +194,17 @@ def plain_words(rel: sympy.Basic, names: Mapping[sympy.Symbol, str]) -> str:
             if op == ">=":
                 bound = sympy.ceiling(value) if c > 0 else sympy.floor(value)
                 return f"{shown} must be {'>=' if c > 0 else '<='} {bound}"
+            if value == 0 and isinstance(x, sympy.Mod) and x.args[1].is_Integer and int(x.args[1]) > 0:
+                return _divisible(x.args[0], int(x.args[1]), names, op == "!=")  # -Mod(e, k) == 0
             if value.is_Integer:
                 note = ""
                 if op == "!=" and value in (0, 1):
                     note = f" (a size of {value} behaves differently, e.g. in broadcasting, so the trace excluded it)"
                 return f"{shown} must {'' if op == '==' else 'not '}be {value}{note}"
     if len(terms) == 2 and const == 0 and op in ("==", "!="):
+        multiple = _rounded_to_itself(terms)
+        if multiple is not None:
+            return _divisible(*multiple, names, op == "!=")
         (c1, x1), (c2, x2) = (t.as_coeff_Mul() for t in terms)
         if c1 == -c2:
             verb = "must equal" if op == "==" else "must differ from"

@@ -2,7 +2,8 @@
 
 Usage::
 
-    python benchmarks/bench_swin.py
+    python benchmarks/bench_swin.py                       # transformers' Swin (the default, --model hf)
+    python benchmarks/bench_swin.py --model torchvision   # torchvision's swin_t, dynamic H/W
 
 A 2-stage ``transformers.SwinModel`` (patch 4, window 4, random weights, no download) with
 ``{0: Dim("batch"), 2: Dim("h"), 3: Dim("w")}`` on ``pixel_values``, example 2x3x64x64. Both
@@ -35,9 +36,12 @@ Measured (2026-12-02, torch 2.13, a 2-core machine with a test or CI run beside 
 
 from __future__ import annotations
 
+import argparse
 import os
 import sys
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -53,6 +57,21 @@ from torch.export import Dim  # noqa: E402
 import export  # noqa: E402
 
 SIZES = (36, 40, 48, 64, 80, 96, 128)
+TV_SIZES = (64, 112, 116, 160, 224, 227, 256)
+
+
+@dataclass(frozen=True)
+class Case:
+    """One Swin and its spec: ``inputs(batch, h, w)`` builds its keyword inputs, ``output`` reads
+    the tensor to compare from what the model returns."""
+
+    name: str
+    build: Callable[[], torch.nn.Module]
+    inputs: Callable[[int, int, int], dict[str, torch.Tensor]]
+    spec: dict[str, dict[int, Any]]
+    example: tuple[int, int, int]
+    sizes: tuple[int, ...]
+    output: Callable[[Any], torch.Tensor]
 
 
 def model() -> torch.nn.Module:
@@ -62,43 +81,95 @@ def model() -> torch.nn.Module:
     return transformers.SwinModel(cfg).eval()
 
 
-def sizes(m: torch.nn.Module, program: Any) -> str:
+def torchvision_model() -> torch.nn.Module:
+    import torchvision  # (only this case needs it)
+
+    torch.manual_seed(0)
+    return torchvision.models.swin_t(weights=None).eval()
+
+
+CASES = {
+    "hf": Case("transformers SwinModel, 2 stages, window 4", model,
+               lambda b, h, w: {"pixel_values": torch.randn(b, 3, h, w)},
+               {"pixel_values": {0: Dim("batch"), 2: Dim("h"), 3: Dim("w")}}, (2, 64, 64), SIZES,
+               lambda out: out.last_hidden_state),
+    "torchvision": Case("torchvision swin_t, 4 stages, window 7", torchvision_model,
+                        lambda b, h, w: {"x": torch.randn(b, 3, h, w)},
+                        {"x": {2: Dim("h", min=32, max=512), 3: Dim("w", min=32, max=512)}}, (1, 224, 224),
+                        TV_SIZES, lambda out: out),
+}
+
+
+def sizes(case: Case, m: torch.nn.Module, program: Any) -> str:
     out = []
-    for s in SIZES:
-        x = torch.randn(2, 3, s, s)
-        want = m(pixel_values=x).last_hidden_state
+    for s in case.sizes:
+        kwargs = case.inputs(case.example[0], s, s)
+        want = case.output(m(**kwargs))
         try:
-            got = program.module()(pixel_values=x).last_hidden_state
+            got = case.output(program.module()(**kwargs))
             out.append(f"{s}:{'ok' if torch.allclose(got, want, atol=1e-4) else 'WRONG'}")
         except Exception:  # noqa: BLE001 - a refusal is what is counted
             out.append(f"{s}:refused")
     return " ".join(out)
 
 
-def main() -> int:
-    m = model()
-    kwargs = {"pixel_values": torch.randn(2, 3, 64, 64)}
-    spec = {"pixel_values": {0: Dim("batch"), 2: Dim("h"), 3: Dim("w")}}
+def torch_fix(message: str, spec: dict[str, dict[int, Any]]) -> dict[str, dict[int, Any]] | None:
+    """The spec torch's "Suggested fixes:" lines make of ``spec`` (its ``Dim`` lines run, each
+    dim they redefine replaced), None when it suggests none."""
+    if "Suggested fixes:" not in message:
+        return None
+    lines = []
+    for line in message.split("Suggested fixes:", 1)[1].splitlines()[1:]:
+        if not line.strip():
+            break
+        lines.append(line.strip())
+    names: dict[str, Any] = {"Dim": Dim, "oo": None}  # (torch prints an unbounded max as ``max=oo``)
+    exec("\n".join(lines), names)  # noqa: S102 - torch's own suggestion, as its user would paste it
+    return {arg: {i: names.get(d.__name__, d) if hasattr(d, "__name__") else d for i, d in dims.items()}
+            for arg, dims in spec.items()}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--model", choices=sorted(CASES), default="hf")
+    case = CASES[parser.parse_args(argv).model]
+    m = case.build()
+    kwargs = case.inputs(*case.example)
+    print(f"{case.name}, example {case.example}, spec {case.spec}")
     t = time.perf_counter()
+    total_torch = 0.0
+    fix = None
     try:
-        torch.export.export(m, (), kwargs, dynamic_shapes=spec)
+        torch.export.export(m, (), kwargs, dynamic_shapes=case.spec)
         print("torch: exported")
     except Exception as e:  # noqa: BLE001
-        print(f"torch: {type(e).__name__} in {time.perf_counter() - t:.1f} s, {len(str(e))} characters")
-    _h, _w = Dim("_h", min=1), Dim("_w", min=1)
-    t = time.perf_counter()
-    fixed = torch.export.export(m, (), kwargs, dynamic_shapes={"pixel_values": {0: Dim("batch"), 2: 4 * _h, 3: 4 * _w}})
-    print(f"torch's fix (h = 4*_h) re-exported in {time.perf_counter() - t:.1f} s: {sizes(m, fixed)}")
+        total_torch = time.perf_counter() - t
+        print(f"torch: {type(e).__name__} in {total_torch:.1f} s, {len(str(e))} characters")
+        fix = torch_fix(str(e), case.spec)
+    if fix is not None:
+        t = time.perf_counter()
+        try:
+            fixed = torch.export.export(m, (), kwargs, dynamic_shapes=fix)
+            spent = time.perf_counter() - t
+            print(f"torch's fix {fix} re-exported in {spent:.1f} s: {sizes(case, m, fixed)}")
+        except Exception as e:  # noqa: BLE001
+            spent = time.perf_counter() - t
+            print(f"torch's fix {fix} fails in {spent:.1f} s: {type(e).__name__}")
+        total_torch += spent
     t = time.perf_counter()
     try:
-        export.export(m, (), kwargs, dynamic_shapes=spec)
+        export.export(m, (), kwargs, dynamic_shapes=case.spec)
         print("symshape: exported")
     except export.ConstraintViolationError as e:
-        print(f"symshape: {type(e).__name__} in {time.perf_counter() - t:.1f} s, {len(str(e))} characters, "
-              f"{len(e.causes)} causes, verified={e.fixes.verified}")
+        spent = time.perf_counter() - t
+        print(f"symshape: {type(e).__name__} in {spent:.1f} s, {len(str(e))} characters, "
+              f"{len(e.causes)} causes, verified={e.fixes.verified}, stats {e.stats}")
         print(str(e))
         if e.fixes.program is not None:
-            print(f"symshape's fixed program: {sizes(m, e.fixes.program)}")
+            print(f"symshape's fixed program: {sizes(case, m, e.fixes.program)}")
+        if total_torch:
+            print(f"ratio: {spent / total_torch:.2f} (symshape's failing export with its verified program, "
+                  f"against torch's failing export plus its fix's re-export: {spent:.1f} s / {total_torch:.1f} s)")
     return 0
 
 

@@ -32,6 +32,23 @@ Measured (2026-12-02, torch 2.13, a 2-core machine with a test or CI run beside 
   memory-format choice): torch fails in 79.9 s and its fix re-exports in 39.7 s; symshape fails
   in 173.5 s with the same 5 causes (1.7 KB) and the same verified fix, whose program runs the
   same sizes as torch's fixed one: 1.45x torch's failing export plus its fix's re-export.
+* 2026-12-03 (later), torch 2.14.1, one thread, the corpus tests running beside it, after padding
+  sums read as multiples (``shapes.expr.round_up_sums``: ``e + Mod(-e, m)`` is
+  ``m*FloorDiv(e + m - 1, m)``): torch fails in 90.9 s and its fix re-exports in 48.1 s;
+  symshape fails in 111.0 s with the same 5 causes and the same verified fix and program (sizes
+  as above): **0.80x** torch's failing export plus its fix's re-export.
+
+``--model torchvision``: torchvision's ``swin_t`` (4 stages, window 7, random weights),
+``{2: Dim("h", min=32, max=512), 3: Dim("w", min=32, max=512)}`` on ``x``, example 1x3x224x224;
+the programs run on square sizes 64..256. Measured 2026-12-03, torch 2.14.1, one thread, the
+machine otherwise quiet but for a small export beside it: torch fails in 205.3 s (72,617
+characters of guards) and suggests a static 224 x 224, which re-exports in 2.5 s and runs 224
+only; symshape fails in **156.7 s** (0.75x torch's 207.8 s) with 3 causes in 1.3 KB: the example
+needs no padding (``x.size(3) // 4 must be divisible by 7``, and the same of the third stage),
+and each stage's window branch (``x.size(2)`` between 116 and 227); its verified fix is
+``h = Dim('h', min=116, max=227)``, ``w = Dim('w', min=224, max=227)``, a program that runs 224
+and 227 like eager. Before padding sums were read as multiples it took 986-1158 s and offered a
+dozen ``torch._check`` lines of several KB each, not verified.
 """
 
 from __future__ import annotations

@@ -3,6 +3,8 @@ shifted-window model asks (torchvision ``swin_t``), read as the range or divisib
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pytest
 import sympy
 
@@ -33,7 +35,7 @@ CASES = [
 
 
 @pytest.mark.parametrize(("make", "words"), [c[1:] for c in CASES], ids=[c[0] for c in CASES])
-def test_window_guards_read_as_ranges_and_divisibility(make, words: str) -> None:  # type: ignore[no-untyped-def]
+def test_window_guards_read_as_ranges_and_divisibility(make: Callable[[sympy.Expr], sympy.Basic], words: str) -> None:
     s, w = _solver()
     assert guard_words(s, make(w), {w: "x.size(3)"}) == words
 

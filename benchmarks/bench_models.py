@@ -112,6 +112,18 @@ the fix **1.047** over 14 (all with the program offered; re-export anyway 1.613)
 ``batch1`` 3.28 is the one row over 2: torch's batch-1 export is static and fails in 0.95 s,
 where symshape's two traces are dynamic in the batch, about 2.5 s each, as torch's own export at
 batch 2 takes), sizes torch 53 / 0 / 85, symshape **138 / 0 / 0**, eager fails too 12 both.
+
+Measured 2026-12-03 (later, ``--zoo all --quick``, torch 2.14.1, the full test suite running
+beside it), after padding sums were read as multiples (``shapes.expr.round_up_sums``) and the
+causes' words simplified: transformers zoo direct median **0.884** over 16, failing incl. the fix
+**1.219** over 14 (all with the program offered; re-export anyway 1.784), sizes symshape **504 /
+0 / 0** (torch 366 / 0 / 138), the same as before; the direct rows over 1.30 in that noisy run
+(vit ``separate`` 1.47, llama_kv ``shared`` 1.40) measured again with ``--repeat 3``: 0.87 and
+1.16 (gpt2 ``shared`` 1.06). Vision zoo direct median **0.949** over 18 (max mobilenetv3_small
+``batch`` 1.25), failing incl. the fix **1.080** over 6 (re-export anyway 1.808), sizes symshape
+**138 / 0 / 0** (torch 53 / 0 / 85), eager fails too 12 both; unet2d ``batch1`` 3.78 stays the
+one row over 2 (see above). Swin with a dynamic image size has its own benchmark,
+``benchmarks/bench_swin.py`` (torchvision ``swin_t``: 0.75x torch).
 """
 
 from __future__ import annotations

@@ -28,6 +28,7 @@ from typing import Any
 import sympy
 
 from shapes.errors import UnsupportedExpressionError
+from shapes.relation import relation_of
 
 __all__ = [
     "FloorDiv",
@@ -181,25 +182,16 @@ def _rounded(expr: sympy.Basic, memo: dict[sympy.Basic, sympy.Basic]) -> sympy.B
     out = expr
     args = tuple(_rounded(a, memo) if a.args else a for a in expr.args)
     if args != expr.args:
-        out = _relation(expr.func, *args) if isinstance(expr, _RELATIONS) else expr.func(*args)
+        out = relation_of(expr.func, *args) if isinstance(expr, _RELATIONS) else expr.func(*args)
     if isinstance(out, sympy.Add) and any(isinstance(t, sympy.Mod) or (t.is_Mul and any(
             isinstance(f, sympy.Mod) for f in t.args)) for t in out.args):
         for term in out.args:
             multiple = _as_multiple(out, term)
             if multiple is not None:
-                out = round_up_sums(multiple)
+                out = _rounded(multiple, memo)
                 break
     memo[expr] = out
     return out
-
-
-def _relation(kind: Any, lhs: sympy.Expr, rhs: sympy.Expr) -> sympy.Basic:
-    """``kind(lhs, rhs)`` folded when the sides differ by a constant, else unevaluated (sympy's
-    own evaluation of a relation asks its assumption system, milliseconds a guard)."""
-    diff = lhs - rhs
-    if diff.is_Number:
-        return sympy.true if kind(diff, 0) else sympy.false
-    return kind(lhs, rhs, evaluate=False)
 
 
 def _as_multiple(total: sympy.Add, term: sympy.Expr) -> sympy.Expr | None:

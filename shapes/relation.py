@@ -17,16 +17,35 @@ shapes.errors.UnsupportedExpressionError: Eq(n >= 1, n >= 2) compares conditions
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import sympy
 
 from shapes.errors import UnsupportedExpressionError
 
-__all__ = ["RELATION_TYPES", "BOOL_TYPES", "is_relation", "negate", "as_difference", "integer_content"]
+__all__ = ["RELATION_TYPES", "BOOL_TYPES", "is_relation", "relation_of", "negate", "as_difference", "integer_content"]
 
 RELATION_TYPES: tuple[type[sympy.Basic], ...] = (sympy.Eq, sympy.Ne, sympy.Lt, sympy.Le, sympy.Gt,
                                                   sympy.Ge)
 BOOL_TYPES: tuple[type[sympy.Basic], ...] = (sympy.And, sympy.Or, sympy.Not)
+
+
+def relation_of(kind: Any, lhs: sympy.Basic, rhs: sympy.Basic) -> sympy.Basic:
+    """``kind(lhs, rhs)``, folded to ``true``/``false`` when the sides differ by a
+    constant, else left unevaluated: sympy's own evaluation asks its assumption system
+    about the difference (milliseconds per guard on a KV-cache model), and the solver
+    decides what it would have found, with the ranges it knows.
+
+    >>> n = sympy.Symbol("n", integer=True)
+    >>> relation_of(sympy.Ge, n + 2, n), relation_of(sympy.Eq, n, n + 1), relation_of(sympy.Lt, n, 4)
+    (True, False, n < 4)
+    """
+    if not (isinstance(lhs, sympy.Expr) and isinstance(rhs, sympy.Expr)):
+        return kind(lhs, rhs)  # (an equality of booleans: sympy's own)
+    diff = lhs - rhs
+    if diff.is_Number:
+        return sympy.true if kind(diff, 0) else sympy.false
+    return kind(lhs, rhs, evaluate=False)
 
 _NEGATION = {sympy.Eq: sympy.Ne, sympy.Ne: sympy.Eq, sympy.Lt: sympy.Ge, sympy.Ge: sympy.Lt,
              sympy.Le: sympy.Gt, sympy.Gt: sympy.Le}

@@ -116,7 +116,7 @@ def interval_words(base: Solver, rel: sympy.Basic, names: Mapping[sympy.Symbol, 
     if lo is not None and lo == hi:
         return f"{name} must be {lo}"
     if lo != before[0] and hi != before[1]:
-        return f"{name} must be {lo}" if lo == hi else f"{name} must be in [{lo}, {hi}]"
+        return f"{name} must be in [{lo}, {hi}]"
     return f"{name} must be >= {lo}" if lo != before[0] else f"{name} must be <= {hi}"
 
 

@@ -32,11 +32,12 @@ Anything else (floats, ``Where``/``Piecewise``, ``IntTrueDiv`` outside a roundin
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any, Union
+from typing import Union
 
 import sympy
 
 import shapes
+from shapes.relation import relation_of
 from export import _torch_compat as tc
 from export.errors import UnsupportedGuardError
 
@@ -92,24 +93,6 @@ def _minmax(op: type, args: list[sympy.Expr]) -> sympy.Expr:
     if len(rest) == 1:
         return rest[0]
     return op(*rest, evaluate=False)
-
-
-def _relation(kind: Any, lhs: sympy.Expr, rhs: sympy.Expr) -> sympy.Basic:
-    """``kind(lhs, rhs)``, folded to ``true``/``false`` when the sides differ by a
-    constant, else left unevaluated: sympy's own evaluation asks its assumption system
-    about the difference (milliseconds per guard on a KV-cache model), and the solver
-    decides what it would have found, with the ranges it knows.
-
-    >>> n = sympy.Symbol("n", integer=True)
-    >>> _relation(sympy.Ge, n + 2, n), _relation(sympy.Eq, n, n + 1), _relation(sympy.Lt, n, 4)
-    (True, False, n < 4)
-    """
-    if not (isinstance(lhs, sympy.Expr) and isinstance(rhs, sympy.Expr)):
-        return kind(lhs, rhs)  # (an equality of booleans: sympy's own)
-    diff = lhs - rhs
-    if diff.is_Number:
-        return sympy.true if kind(diff, 0) else sympy.false
-    return kind(lhs, rhs, evaluate=False)
 
 
 def _lookup(symbols: SymbolMap | None) -> Callable[[sympy.Symbol], sympy.Expr]:
@@ -189,7 +172,7 @@ class _Converter:
                 raise self.unsupported(e, "floor/ceiling of a non-integer division")
             return self.divide(c(num), c(den), ceil=isinstance(e, sympy.ceiling))
         if isinstance(e, _RELATIONS):
-            return _relation(type(e), c(a[0]), c(a[1]))
+            return relation_of(type(e), c(a[0]), c(a[1]))
         if isinstance(e, sympy.And):
             return sympy.And(*map(c, a))
         if isinstance(e, sympy.Or):

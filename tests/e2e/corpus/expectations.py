@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+import weakref
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
@@ -478,6 +479,7 @@ def with_checks(model: Any, checks: tuple[str, ...]) -> Any:
     cls = type(f"Checked{type(model).__name__}", (torch.nn.Module,), {"forward": ns["forward"]})
     wrapper = cls()
     wrapper.inner = model
+    weakref.finalize(wrapper, os.remove, path)  # the file lives as long as the model it defines
     return wrapper.eval()
 
 

@@ -516,3 +516,28 @@ def test_torch_constraint_solving_is_skipped_only_for_a_judging_decider(
         assert solved
         x = torch.randn(10, 6)
         torch.testing.assert_close(ep.module()(x), x.reshape(-1, 4))
+
+
+class NumelBound(torch.nn.Module):
+    """torch 2.14's DimConstraints cannot word the bound ``b <= 32768/3`` when two inputs share
+    ``b``: its own export fails with an AssertionError ("Expected op to be '=='")."""
+
+    def forward(self, x: torch.Tensor, t: torch.Tensor) -> torch.Tensor:
+        if x.numel() * 3 > 2 ** 20:
+            x = x * 2
+        return x + t.sum()
+
+
+def test_torch_failing_to_word_its_fix_is_no_model_error() -> None:
+    """With equal dims torch's guard step runs; its fix-wording step's own failure is not the
+    model's: symshape's violation and verified fix come through (before: "could not trace")."""
+    import export as symshape
+    from export.errors import ConstraintViolationError
+
+    b = Dim("b")
+    args = (torch.randn(2, 8, 4), torch.randn(2))
+    with pytest.raises(ConstraintViolationError) as info:
+        symshape.export(NumelBound(), args, dynamic_shapes={"x": {0: b}, "t": {0: b}})
+    assert "x.size(0) must be <= 10922" in str(info.value)
+    program = info.value.fixes.program
+    assert program is not None and program.symshape.ranges["x.size(0)"] == (1, 10922)

@@ -202,6 +202,7 @@ def traced(
 
 _FIRST_TRACE = "example"
 _DIAGNOSIS_TRACE = "re-export (fix verification or 0/1 probe)"
+_LAYOUT_TRACE = "again without layout-only branches (the program mutates a tensor)"
 
 
 @dataclass(frozen=True, slots=True)
@@ -288,16 +289,32 @@ class Exporter:
             return _spec_of(self.inputs, form, None)
         return _spec_of(self.inputs, None, resolve_dynamic_shapes(self.f, self.args, self.kwargs, form))
 
-    def trace(self, spec: Spec, *, keep_zero_one: bool = False,
-              early: bool = False) -> tuple[ExportedProgram | None, Trace]:
+    def trace(self, spec: Spec, *, keep_zero_one: bool = False, early: bool = False,
+              layout_branches: bool = True) -> tuple[ExportedProgram | None, Trace]:
         """One routed torch.export trace; data-dependent failures become DataDependentError.
         ``keep_zero_one``: sizes 0/1 stay symbolic (a boundary re-trace); ``early``: a trace
-        that fails for a violation ends before torch builds its program (None)."""
+        that fails for a violation ends before torch builds its program (None).
+        ``layout_branches``: an ``if`` that only chooses ``.contiguous()`` is no constraint
+        (:mod:`export.tracing.layout_branch`); when one would have copied a tensor and the
+        program's graph mutates a tensor, the trace is made again without that rule."""
+        ep, trace = self._trace_once(spec, keep_zero_one, early, layout_branches)
+        if ep is not None and trace.layout_copies and tc.graph_mutates(ep):
+            _log.info("tracing again: a branch that only chooses .contiguous() copies a tensor the "
+                      "program mutates")
+            self.traces.append(_LAYOUT_TRACE)
+            ep, trace = self._trace_once(spec, keep_zero_one, early, False, count=False)
+        return ep, trace
+
+    def _trace_once(self, spec: Spec, keep_zero_one: bool, early: bool, layout_branches: bool,
+                    count: bool = True) -> tuple[ExportedProgram | None, Trace]:
+        """:meth:`trace`, once (``count``: say why in :attr:`traces`)."""
         validate(spec, self.inputs)
-        self.traces.append(_FIRST_TRACE if not self.traces else
-                           "boundary re-trace" if keep_zero_one else _DIAGNOSIS_TRACE)
+        if count:
+            self.traces.append(_FIRST_TRACE if not self.traces else
+                               "boundary re-trace" if keep_zero_one else _DIAGNOSIS_TRACE)
         module = _as_module(self.f)
-        bridge = SolverBridge(spec, self.inputs, fails=self.kept.fails if early else None)
+        bridge = SolverBridge(spec, self.inputs, fails=self.kept.fails if early else None,
+                              layout_branches=layout_branches)
         torch_shapes = torch_dynamic_shapes(spec, self.inputs, tracing=True) if spec.decls else None
         captured = io.StringIO()
         with tc.route_shape_env(bridge, specialize_zero_one=not keep_zero_one), tc.decorator_resolved():

@@ -66,6 +66,7 @@ from export._torch_compat.program import (  # noqa: E402
     set_range_constraints,
     shape_env_of,
     sym_expr,
+    graph_mutates,
     symbol_origin_frames,
     unbacked_symbols_with_stacks,
 )
@@ -162,6 +163,7 @@ __all__ = [
     "unbacked_symbols_with_stacks",
     "decider_of",
     "sym_expr",
+    "graph_mutates",
     "recorded_guards",
     "tree_flatten_with_path",
     "tree_map",

@@ -206,6 +206,26 @@ def returns_self(target: Any) -> bool:
         first.before_set == ret.before_set
 
 
+def graph_mutates(program: Any) -> bool:
+    """Whether ``program``'s graph may write a tensor: a node whose op schema is mutable
+    (an in-place or ``out=`` op), a higher-order op (not looked into), or a mutated input or
+    buffer in its signature."""
+    signature = program.graph_signature
+    if signature.buffers_to_mutate or signature.user_inputs_to_mutate:
+        return True
+    for module in program.graph_module.modules():
+        for node in getattr(module, "graph", torch.fx.Graph()).nodes:
+            if node.op != "call_function":
+                continue
+            target = node.target
+            if isinstance(target, torch._ops.HigherOrderOperator):
+                return True
+            schema = getattr(target, "_schema", None)
+            if schema is not None and schema.is_mutable:
+                return True
+    return False
+
+
 def decider_of(value: Any) -> Any:
     """The decider of the routed ShapeEnv behind a SymInt (None outside a routed trace)."""
     env = getattr(getattr(value, "node", None), "shape_env", None)

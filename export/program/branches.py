@@ -1,4 +1,5 @@
-"""The warnings on user branches that compare a dim with 0, 1 or 2 and rely on the ``>= 2`` floor.
+"""The warnings on user branches that compare a dim with 0, 1 or 2 and rely on the ``>= 2`` floor,
+and the notes on layout-only branches (decided by the example, no constraint).
 
 While tracing, the bridge notes every user branch comparing a dim with 0, 1 or 2
 (:class:`export.tracing.trace.BranchNote`). When the program is finished, a note becomes a
@@ -15,10 +16,12 @@ from typing import Any
 
 import sympy
 
+from export.tracing.layout_branch import detail_names
+from export.tracing.provenance import UserFrame
 from export.tracing.trace import BranchNote, Trace, relation_text
 from solver import Solver
 
-__all__ = ["branch_warnings", "branch_warning"]
+__all__ = ["branch_warnings", "branch_warning", "layout_notes"]
 
 
 def branch_warning(note: BranchNote, names: Mapping[sympy.Symbol, str]) -> str:
@@ -64,3 +67,26 @@ def branch_warnings(trace: Trace, needed: Mapping[Any, tuple[sympy.Basic, ...]])
     return tuple(out.values())
 
 
+
+
+def layout_notes(trace: Trace) -> tuple[str, ...]:
+    """What the program assumes of the trace's layout-only branches
+    (:mod:`export.tracing.layout_branch`): one line per ``if``, in the report's ``assumptions``.
+
+    >>> from export.tracing.sites import Site
+    >>> n = sympy.Symbol("n", integer=True)
+    >>> site = Site("/x/up.py", 160, "forward", "if h.shape[0] >= 64:", "layout-only branch of h")
+    >>> class T: layout_branches = {sympy.Ge(n, 64): frozenset({(site, False)})}; names = {n: "x.size(0)"}
+    >>> print(layout_notes(T()))  # doctest: +NORMALIZE_WHITESPACE
+    ('x.size(0) >= 64 is False in the example; every size runs that branch at up.py:160 (if h.shape[0] >= 64:):
+      it only rebinds h to its .contiguous(), the same values either way',)
+    """
+    out: dict[tuple[str, int], str] = {}
+    for rel, sites in trace.layout_branches.items():
+        for site, answer in sorted(sites, key=lambda s: (s[0].file, s[0].line)):
+            names = detail_names(site.detail)
+            out.setdefault((site.file, site.line), (
+                f"{relation_text(rel, trace.names)} is {answer} in the example; every size runs that branch at "
+                f"{UserFrame(site.file, site.line, site.function, site.code).origin} ({site.code}): it only rebinds {names} to its .contiguous(), the same "
+                "values either way"))
+    return tuple(out[k] for k in sorted(out))

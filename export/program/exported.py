@@ -25,7 +25,7 @@ from torch.export import ExportedProgram
 from export import _torch_compat as tc
 from export.program import archive
 from export.program.document import program_document
-from export.program.branches import branch_warnings
+from export.program.branches import branch_warnings, layout_notes
 from export.errors import ArchiveError, RefusedInputError, SymshapeWarning
 from export.program.floor_policy import floor_policy
 from export.spec.inputs import Inputs
@@ -198,7 +198,8 @@ def finish(ep: ExportedProgram, trace: Trace, zero_one: ZeroOne = NOTHING,
         dim_ranges,
         tuple(cls for cls in classes if len(cls) > 1),
         tuple(_relation_text(r, shown) for r in s.relations()),
-        tuple(f"{f.reason.text}: {f.reason.op}" for f in s.facts if f.reason.kind == "trace_assumption"),
+        tuple(f"{f.reason.text}: {f.reason.op}" for f in s.facts if f.reason.kind == "trace_assumption")
+        + layout_notes(trace),
         {**trace_stats(trace), "stages": dict(s.stats),
          "facts": len(s.facts), "guards": len(s.guards), "boundary_retraces": zero_one.retraces},
         None,

@@ -93,9 +93,11 @@ class SolverBridge(tc.BaseDecider):
     hands over what the trace left behind, once tracing has ended."""
 
     def __init__(self, spec: Spec, inputs: Inputs, solver: Solver | None = None,
-                 fails: Callable[[Trace], bool] | None = None) -> None:
+                 fails: Callable[[Trace], bool] | None = None, layout_branches: bool = True) -> None:
         """``fails``: asked once the graph is traced (:meth:`on_traced`) whether the trace
-        will fail; True ends the export there with :class:`export.errors.TraceEnded`."""
+        will fail; True ends the export there with :class:`export.errors.TraceEnded`.
+        ``layout_branches``: an ``if`` that only chooses ``.contiguous()`` is answered with
+        no fact (:meth:`export.tracing.questions.Questions.layout_branch`)."""
         self._spec = spec
         self._fails = fails
         self._inputs = inputs
@@ -115,7 +117,8 @@ class SolverBridge(tc.BaseDecider):
         self._settled: dict[sympy.Basic, bool] = {}  # torch expr -> its answer, once settled
         self._became_fact: set[sympy.Basic] = set()  # questions whose answer was recorded as a fact
         self._converted: dict[sympy.Basic, sympy.Basic | None] = {}
-        self._questions = Questions(self._solver, spec, self._dim_syms, self._names, self._convert)
+        self._questions = Questions(self._solver, spec, self._dim_syms, self._names, self._convert,
+                                    layout_branches)
         self._declare_spec()
 
     # -- the end of tracing ---------------------------------------------------------------------
@@ -140,7 +143,7 @@ class SolverBridge(tc.BaseDecider):
             hard=q.hard, answered_by_fact=frozenset(self._became_fact), zero_one_notes=q.zero_one_notes,
             unbacked_origins=frozen_map({**self._origins_from_torch(), **self._unbacked_origins}),
             torch_reports=tuple(self._torch_reports), sites=q.sites, answers=q.answers,
-            branch_notes=q.branch_notes, neutral=q.neutral_sites)
+            branch_notes=q.branch_notes, neutral=q.neutral_sites, layout_branches=q.layout_branches)
 
     def _origins_from_torch(self) -> dict[sympy.Symbol, UserFrame]:
         """Where torch recorded the unbacked symbols the bridge saw no user frame for."""
@@ -276,13 +279,15 @@ class SolverBridge(tc.BaseDecider):
     # -- questions ------------------------------------------------------------------------------
     def on_question(self, expr: sympy.Basic, hint: bool | None, api: str) -> tc.Answer:
         """The answer to torch's question ``expr`` (None: torch decides): :data:`NEUTRAL`
-        when :meth:`export.tracing.questions.Questions.neutral` lets the example value
-        answer it with no fact and no guard; else recorded as a fact or settled by the
+        when :meth:`export.tracing.questions.Questions.layout_branch` or ``neutral`` lets
+        the example value answer it with no fact and no guard; else recorded as a fact or settled by the
         facts, hard guards noting the site that asked. The site is walked at most once,
         from the caller's frame (the routed ``evaluate_expr``'s), and dropped with the
         question."""
         asking = self._questions.asking(sys._getframe(1))
-        if hint is not None and (self._questions.neutral(expr, hint, api, asking) or self._general(expr, hint, api)):
+        q = self._questions
+        if hint is not None and (q.layout_branch(expr, hint, api, asking) or q.neutral(expr, hint, api, asking)
+                                 or self._general(expr, hint, api)):
             self._counts.asked += 1
             self._counts.routed += 1
             return tc.NEUTRAL

@@ -9,6 +9,9 @@ records, while it does, what the program steps read afterwards from the
   which a user's ``torch._check`` asked;
 * the questions that a size is not 0 or 1 answered **neutral** (the example's value, no fact,
   no guard: :meth:`Questions.neutral`), with the value-neutral torch places that asked them;
+* the questions asked by a **layout-only branch** (an ``if`` whose arms only rebind
+  contiguous tensors to their ``.contiguous()``: :meth:`Questions.layout_branch`), answered by
+  the example with no fact, whatever they compare;
 * the 0/1 notes: a ``Dim.AUTO`` that became static 0/1, and the user **branches** comparing a
   dim with 0, 1 or 2 (:class:`export.tracing.trace.BranchNote`, worded as warnings by
   :mod:`export.program.branches` when the dim keeps the ``>= 2`` floor).
@@ -25,6 +28,7 @@ from types import FrameType
 import sympy
 
 from export import _torch_compat as tc
+from export.tracing.layout_branch import LAYOUT_PREFIX, LayoutBranch
 from export.tracing.neutral import NEUTRAL_APIS, QUESTION_TYPES, unnormalized, zero_one_question
 from export.tracing.provenance import is_user_file, user_frame
 from export.tracing.sites import RawSite, Site, any_answer, asking_site, justification, resolve
@@ -61,18 +65,20 @@ class Asking:
     ('<module>', False, True)
     """
 
-    __slots__ = ("_frame", "_machinery", "_site")
+    __slots__ = ("_frame", "_machinery", "_layouts", "_site")
 
-    def __init__(self, frame: FrameType, machinery: dict[str, bool]) -> None:
+    def __init__(self, frame: FrameType, machinery: dict[str, bool],
+                 layouts: dict[str, Mapping[int, LayoutBranch]] | None = None) -> None:
         self._frame: FrameType | None = frame
         self._machinery = machinery
+        self._layouts = layouts
         self._site: tuple[RawSite | None, bool] = (None, False)
 
     def site(self) -> tuple[RawSite | None, bool]:
         """The asking site (None: none outside the machinery) and whether it came through
         ``torch._check`` / ``expect_true``."""
         if self._frame is not None:
-            self._site = asking_site(self._frame, self._machinery)
+            self._site = asking_site(self._frame, self._machinery, self._layouts)
             self._frame = None
         return self._site
 
@@ -81,7 +87,8 @@ class Questions:
     """The record of which question was asked where (see the module docstring).
 
     ``solver`` is the trace's; ``dim_syms`` and ``names`` are the bridge's own maps (read
-    here as they grow); ``convert`` is the bridge's memoized torch-to-solver conversion.
+    here as they grow); ``convert`` is the bridge's memoized torch-to-solver conversion;
+    ``layout_branches`` turns :meth:`layout_branch` on.
 
     >>> import sys
     >>> q = Questions(Solver(), Spec("none", (), ()), {}, {}, lambda expr: expr)
@@ -92,13 +99,17 @@ class Questions:
     """
 
     def __init__(self, solver: Solver, spec: Spec, dim_syms: Mapping[InputDim, sympy.Symbol],
-                 names: Mapping[sympy.Symbol, str], convert: Callable[[sympy.Basic], sympy.Basic | None]) -> None:
+                 names: Mapping[sympy.Symbol, str], convert: Callable[[sympy.Basic], sympy.Basic | None],
+                 layout_branches: bool = True) -> None:
         self._solver = solver
         self._spec = spec
         self._dim_syms = dim_syms
         self._names = names
         self._convert = convert
         self._machinery: dict[str, bool] = {}  # file name -> torch's symbolic machinery or symshape (asking_site)
+        # file name -> its layout-only branches; None: the rule is off
+        self._layouts: dict[str, Mapping[int, LayoutBranch]] | None = {} if layout_branches else None
+        self._layout_sites: dict[sympy.Basic, set[tuple[Site, bool]]] = {}  # question -> (branch, answer)
         self._hard: set[sympy.Basic] = set()  # questions asked by hard guards (if/int()/_check)
         self._sites: dict[sympy.Basic, set[RawSite]] = {}  # hard question -> the sites that asked it
         self._answers: dict[sympy.Basic, bool] = {}  # hard question -> its answer
@@ -113,7 +124,7 @@ class Questions:
 
     def asking(self, frame: FrameType) -> Asking:
         """The :class:`Asking` of a question whose decider was called from ``frame``."""
-        return Asking(frame, self._machinery)
+        return Asking(frame, self._machinery, self._layouts)
 
     # -- what the trace hands over -------------------------------------------------------------
     @property
@@ -131,6 +142,10 @@ class Questions:
     @property
     def neutral_sites(self) -> Mapping[sympy.Basic, frozenset[Site]]:
         return frozen_map({rel: frozenset(sites) for rel, sites in self._neutral.items()})
+
+    @property
+    def layout_branches(self) -> Mapping[sympy.Basic, frozenset[tuple[Site, bool]]]:
+        return frozen_map({rel: frozenset(sites) for rel, sites in self._layout_sites.items()})
 
     @property
     def zero_one_notes(self) -> tuple[str, ...]:
@@ -185,6 +200,22 @@ class Questions:
         if not self._neutral_memo[key]:
             return False
         self._neutral.setdefault(rel, set()).add(resolve(raw))
+        return True
+
+    def layout_branch(self, expr: sympy.Basic, hint: bool, api: str, asking: Asking) -> bool:
+        """Whether an ``if`` asked ``expr`` whose arms only rebind contiguous tensors to their
+        ``.contiguous()`` (:mod:`export.tracing.layout_branch`): either answer traces the same
+        graph, so the example answers it with no fact and no guard, whatever it compares
+        (recorded for the trace's ``layout_branches``)."""
+        if api != "guard_bool":
+            return False
+        raw, _ = asking.site()
+        if raw is None or not raw[3].startswith(LAYOUT_PREFIX):
+            return False
+        rel = self._convert(expr)
+        if rel is None:
+            return False
+        self._layout_sites.setdefault(rel, set()).add((resolve(raw), bool(hint)))
         return True
 
     def _candidate(self, expr: sympy.Basic, hint: bool) -> sympy.Basic | None:

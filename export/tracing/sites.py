@@ -37,6 +37,11 @@ Three more kinds of entries, each with its own justification:
   the frame's locals/globals, without calling user code). The condition is checked for
   every asking, and the site is covered only when it held each time.
 
+* a **layout-only branch** (any file): the test of an ``if`` whose arms only rebind tensors to
+  their ``.contiguous()`` (:mod:`export.tracing.layout_branch`): either answer computes the
+  same values (a copy, when a tensor is not contiguous, is kept only if the graph mutates nothing). Read from the
+  source and the frame, not from a table; its detail names the tensors.
+
 A decision is covered (:func:`covered`) only if EVERY site that asked it is in the tables.
 """
 
@@ -49,6 +54,8 @@ import sys
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from types import FrameType, MappingProxyType
+
+from export.tracing.layout_branch import LAYOUT_PREFIX, LAYOUT_WHY, LayoutBranch, layout_branches, layout_detail, layout_now
 
 __all__ = ["Site", "NEUTRAL_SITES", "NEUTRAL_OPS", "NEUTRAL_FUNCTIONS", "CONDITIONAL_SITES", "CONTIGUOUS_LINE",
            "STRIDE_ORDER_SITES", "any_answer", "Conditional", "RawSite",
@@ -252,12 +259,15 @@ def _is_machinery(filename: str) -> bool:
     return filename.startswith(_HERE) or any(p in filename for p in _MACHINERY)
 
 
-def asking_site(frame: FrameType | None = None, machinery: dict[str, bool] | None = None) -> tuple[RawSite | None, bool]:
+def asking_site(frame: FrameType | None = None, machinery: dict[str, bool] | None = None,
+                layouts: dict[str, Mapping[int, LayoutBranch]] | None = None) -> tuple[RawSite | None, bool]:
     """The innermost frame outside torch's symbolic machinery and symshape (as a
     :data:`RawSite`, with its detail), and whether the decision came through
     ``torch._check`` / ``expect_true`` (what torch records for a check, whatever the
     spelling at the call). ``machinery`` memoizes which file names are machinery (a
-    trace walks the same few files thousands of times).
+    trace walks the same few files thousands of times), ``layouts`` each file's
+    layout-only branches (:func:`export.tracing.layout_branch.layout_branches`; None: that
+    rule is off).
 
     >>> asking_site()[0][2:]
     ('<module>', '')
@@ -271,16 +281,20 @@ def asking_site(frame: FrameType | None = None, machinery: dict[str, bool] | Non
         if inside is None:
             inside = known[code.co_filename] = _is_machinery(code.co_filename)
         if not inside:
-            return (code.co_filename, f.f_lineno, code.co_name, _detail(f)), via_check
+            return (code.co_filename, f.f_lineno, code.co_name, _detail(f, layouts)), via_check
         via_check = via_check or code.co_name in _CHECK_FUNCTIONS
         f = f.f_back
     return None, via_check
 
 
-def _detail(f: FrameType) -> str:
+def _detail(f: FrameType, layouts: dict[str, Mapping[int, LayoutBranch]] | None = None) -> str:
     """The recorded op (a decision inside the fake kernel of an op ``proxy_call`` has
-    recorded), or the text of a conditional entry's condition that holds now, or ``""``."""
+    recorded), or the text of a conditional entry's condition that holds now, or the
+    names of a layout-only branch (:mod:`export.tracing.layout_branch`), or ``""``."""
     code = f.f_code
+    layout = _layout(f, layouts) if layouts is not None else ""
+    if layout:
+        return layout
     if code.co_name == "__call__" and _path(code.co_filename).endswith("/" + _OPS):
         caller = f.f_back
         if caller is not None and caller.f_code.co_name == "proxy_call" and \
@@ -300,6 +314,22 @@ def _detail(f: FrameType) -> str:
             except Exception:  # noqa: BLE001 - a condition that cannot be read does not hold
                 return ""
     return ""
+
+
+def _layout(f: FrameType, layouts: dict[str, Mapping[int, LayoutBranch]]) -> str:
+    """:func:`export.tracing.layout_branch.layout_detail` when ``f`` is at the test of a
+    layout-only ``if`` whose names are tensors now, else ``""``. Only a line that starts
+    an ``if`` followed by a ``.contiguous()`` line is looked at further (its file parsed once)."""
+    filename, lineno = f.f_code.co_filename, f.f_lineno
+    line = linecache.getline(filename, lineno).lstrip()
+    if not line.startswith(("if ", "elif ", "if(")) or ".contiguous()" not in linecache.getline(filename, lineno + 1):
+        return ""
+    branches = layouts.get(filename)
+    if branches is None:
+        branches = layouts[filename] = layout_branches("".join(linecache.getlines(filename)))
+    branch = branches.get(lineno)
+    contiguous = layout_now(f, branch) if branch is not None else None
+    return "" if branch is None or contiguous is None else layout_detail(branch.names, contiguous)
 
 
 def _qualified(func: object) -> str:
@@ -356,6 +386,8 @@ def justification(site: Site) -> str | None:
         return f"when {entry.text}: {entry.why}"
     if not site.detail and CONTIGUOUS_LINE.match(site.code):
         return _CONTIGUOUS_WHY
+    if site.detail.startswith(LAYOUT_PREFIX):
+        return LAYOUT_WHY
     return None
 
 
@@ -365,6 +397,8 @@ def any_answer(site: Site) -> bool:
     >>> any_answer(Site("/x/torch/_prims_common/__init__.py", 484, "__lt__", "guard_or_false("))
     True
     """
+    if site.detail.startswith(LAYOUT_PREFIX):
+        return True
     path = _path(site.file)
     return any(function == site.function and code == site.code and path.endswith("/" + suffix)
                for (suffix, function, code) in STRIDE_ORDER_SITES)

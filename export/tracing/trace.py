@@ -32,6 +32,7 @@ from export.tracing.convert import default_symbol, to_shapes
 from export.errors import UnsupportedGuardError
 from export.spec.inputs import Inputs
 from export.tracing.provenance import UserFrame
+from export.tracing.layout_branch import copies
 from export.tracing.sites import Site
 from shapes.printing import to_python
 from shapes.relation import is_relation
@@ -149,7 +150,10 @@ class Trace:
     (:class:`BranchNote`): warnings when the dim keeps the ``>= 2`` floor. ``neutral`` maps
     each question that a derived or intermediate size is not 0/1, asked at value-neutral
     torch places, to those places: answered by the example with no fact and no guard
-    (:meth:`export.tracing.questions.Questions.neutral`). Built by keyword only.
+    (:meth:`export.tracing.questions.Questions.neutral`). ``layout_branches`` maps each
+    question asked by an ``if`` whose arms only rebind contiguous tensors to their
+    ``.contiguous()`` to those ifs and the example's answer: no fact, whatever it compares
+    (:mod:`export.tracing.layout_branch`). Built by keyword only.
     """
 
     spec: Spec
@@ -172,6 +176,14 @@ class Trace:
     answers: Mapping[sympy.Basic, bool] = field(default_factory=lambda: frozen_map({}))
     branch_notes: tuple[BranchNote, ...] = ()
     neutral: Mapping[sympy.Basic, frozenset[Site]] = field(default_factory=lambda: frozen_map({}))
+    layout_branches: Mapping[sympy.Basic, frozenset[tuple[Site, bool]]] = field(default_factory=lambda: frozen_map({}))
+
+    @property
+    def layout_copies(self) -> bool:
+        """Whether a layout-only branch was answered where the other answer copies a tensor
+        (:func:`export.tracing.layout_branch.copies`): the program stands only if its graph
+        mutates no tensor."""
+        return any(copies(site.detail) for sites in self.layout_branches.values() for site, _ in sites)
 
     # -- symbols ------------------------------------------------------------------------------
     @property

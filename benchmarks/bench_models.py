@@ -124,6 +124,16 @@ causes' words simplified: transformers zoo direct median **0.884** over 16, fail
 **138 / 0 / 0** (torch 53 / 0 / 85), eager fails too 12 both; unet2d ``batch1`` 3.78 stays the
 one row over 2 (see above). Swin with a dynamic image size has its own benchmark,
 ``benchmarks/bench_swin.py`` (torchvision ``swin_t``: 0.75x torch).
+
+Measured 2026-12-04 (``--zoo vision --quick``, torch 2.14.1, the fresh-clone CI running beside
+it), after layout-only branches stopped being constraints (``export/tracing/layout_branch.py``:
+diffusers' ``if hidden_states.shape[0] >= 64: hidden_states = hidden_states.contiguous()`` and its
+``numel()`` twin): unet2d ``batch`` exports directly in one trace where torch fails (0.49, was
+a violation at 1.02) and unet2d ``batch1`` traces once at batch 2 (1.36, was 3.04-3.81: the
+failing trace plus the verification of ``max=63``); no row is over 2 any more. Direct median
+**1.015** over 20 (lraspp_mbv3 ``batch1`` 1.52, regnetx_002 ``hw`` 1.25, lraspp ``batch`` 1.21,
+the rest <= 1.12), failing incl. the fix **1.058** over 4 (re-export anyway 1.623), sizes
+symshape **138 / 0 / 0** (torch 53 / 0 / 85), unchanged.
 """
 
 from __future__ import annotations

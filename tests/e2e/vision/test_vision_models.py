@@ -59,7 +59,8 @@ TESTED: dict[str, tuple[str, ...]] = {
 # torchvision 0.29.1, diffusers 0.42.1), a strict xfail naming it; none now. Before issue 21
 # item 2 (relations no Dim can say kept as runtime checks), resnet18 and unet2d with dynamic H/W
 # gave no program in one call: BatchNorm after a strided conv guards H' * W' != 1, diffusers'
-# `if hidden_states.numel() * scale_factor > 2**31` bounds a product; both are checks now.
+# `if hidden_states.numel() * scale_factor > 2**31` bounds a product; the first is a check now,
+# the second no constraint at all (a layout-only branch: export/tracing/layout_branch.py).
 NOT_ONE_CALL: dict[tuple[str, str], str] = {}
 REFUSES_TORCH_RUNS: dict[tuple[str, str], str] = {}
 
@@ -138,3 +139,29 @@ def test_zoo_shape() -> None:
     assert {"classifier", "segmentation", "diffusion"} <= {m.family for m in MODELS.values()}
     assert {m.library for m in MODELS.values()} == set(vision_zoo.LIBRARIES)
     assert len(MODELS) >= 8 and all(m.variants == vision_zoo.VARIANTS for m in MODELS.values())
+
+
+@pytest.mark.skipif(not vision_zoo.available("diffusers"), reason="diffusers does not import")
+def test_unet_layout_branches_right_beyond_them() -> None:
+    """diffusers' ``if hidden_states.shape[0] >= 64: hidden_states = hidden_states.contiguous()``
+    (and its ``numel()`` twin) is no constraint (export/tracing/layout_branch.py): the program
+    traced at batch 2 admits every batch, and matches eager where eager takes the other arm."""
+    import torch
+    from torch.export import Dim
+
+    import export
+
+    m = MODELS["unet2d"]
+    model = m.build()
+    args, kwargs = m.inputs(dict(m.example))
+    b = Dim("batch")
+    ep = export.export(model, args, kwargs, dynamic_shapes={"sample": {0: b}, "timestep": {0: b}})
+    assert ep.symshape.ranges["sample.size(0)"] == (1, None)
+    assert sum("only rebinds hidden_states to its .contiguous()" in a for a in ep.symshape.assumptions) == 2
+    for n in (63, 64, 65):
+        a2, k2 = m.inputs({**m.example, "batch": n})
+        with torch.no_grad():
+            got, want = ep.module()(*a2, **k2), model(*a2, **k2)
+        got = got[0] if isinstance(got, (tuple, list)) else got
+        want = want.sample if hasattr(want, "sample") else want
+        torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-5, msg=f"batch {n}")

@@ -84,9 +84,9 @@ def layout_notes(trace: Trace) -> tuple[str, ...]:
     out: dict[tuple[str, int], str] = {}
     for rel, sites in trace.layout_branches.items():
         for site, answer in sorted(sites, key=lambda s: (s[0].file, s[0].line)):
-            names = detail_names(site.detail)
+            where = UserFrame(site.file, site.line, site.function, site.code).origin
             out.setdefault((site.file, site.line), (
                 f"{relation_text(rel, trace.names)} is {answer} in the example; every size runs that branch at "
-                f"{UserFrame(site.file, site.line, site.function, site.code).origin} ({site.code}): it only rebinds {names} to its .contiguous(), the same "
-                "values either way"))
+                f"{where} ({site.code}): it only rebinds {detail_names(site.detail)} to its .contiguous(), "
+                "the same values either way"))
     return tuple(out[k] for k in sorted(out))

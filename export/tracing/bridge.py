@@ -280,8 +280,8 @@ class SolverBridge(tc.BaseDecider):
     def on_question(self, expr: sympy.Basic, hint: bool | None, api: str) -> tc.Answer:
         """The answer to torch's question ``expr`` (None: torch decides): :data:`NEUTRAL`
         when :meth:`export.tracing.questions.Questions.layout_branch` or ``neutral`` lets
-        the example value answer it with no fact and no guard; else recorded as a fact or settled by the
-        facts, hard guards noting the site that asked. The site is walked at most once,
+        the example value answer it with no fact and no guard; else recorded as a fact or
+        settled by the facts, hard guards noting the site that asked. The site is walked at most once,
         from the caller's frame (the routed ``evaluate_expr``'s), and dropped with the
         question."""
         asking = self._questions.asking(sys._getframe(1))

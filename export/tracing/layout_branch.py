@@ -28,8 +28,8 @@ The rule is read from the source (:func:`layout_branches`), not from a table of 
 * each arm is only ``v = v.contiguous()`` statements (or ``pass``, or absent);
 
 and from the frame when the question is asked (:func:`layout_now`): the builtins called are
-not rebound, and every name the arms rebind is a tensor, contiguous or not (its strides read as expressions: no question is
-asked to read them).
+not rebound, and every name the arms rebind is a tensor, contiguous or not (its strides read
+as expressions: no question is asked to read them).
 """
 
 from __future__ import annotations
@@ -54,8 +54,10 @@ LAYOUT_PREFIX = "layout-only branch of "
 COPY_SUFFIX = " (a copy at other sizes)"
 """The end of that detail when some tensor is not contiguous in the trace: the other answer copies it."""
 
-LAYOUT_WHY = ("the branch only rebinds tensors to their .contiguous(): the tensor unchanged, or a contiguous copy "
-              "of it, the same values either way (a copy is kept only if the program mutates no tensor)")
+LAYOUT_WHY = ("the branch only rebinds contiguous tensors to their .contiguous(), which returns them unchanged: "
+              "either answer traces the same graph")
+"""Why a question at a layout-only branch whose tensors are contiguous is value-neutral (the
+0/1 tables' justification; a copying one is judged by ``Questions.layout_branch`` alone)."""
 
 _SIZE_CALLS = frozenset({"size", "dim", "numel"})
 _PURE_BUILTINS = frozenset({"pow", "min", "max", "abs", "int", "len"})

@@ -9,9 +9,9 @@ records, while it does, what the program steps read afterwards from the
   which a user's ``torch._check`` asked;
 * the questions that a size is not 0 or 1 answered **neutral** (the example's value, no fact,
   no guard: :meth:`Questions.neutral`), with the value-neutral torch places that asked them;
-* the questions asked by a **layout-only branch** (an ``if`` whose arms only rebind
-  contiguous tensors to their ``.contiguous()``: :meth:`Questions.layout_branch`), answered by
-  the example with no fact, whatever they compare;
+* the questions asked by a **layout-only branch** (an ``if`` whose arms only rebind tensors
+  to their ``.contiguous()``: :meth:`Questions.layout_branch`), answered by the example with
+  no fact, whatever they compare;
 * the 0/1 notes: a ``Dim.AUTO`` that became static 0/1, and the user **branches** comparing a
   dim with 0, 1 or 2 (:class:`export.tracing.trace.BranchNote`, worded as warnings by
   :mod:`export.program.branches` when the dim keeps the ``>= 2`` floor).

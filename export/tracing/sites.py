@@ -55,7 +55,8 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from types import FrameType, MappingProxyType
 
-from export.tracing.layout_branch import LAYOUT_PREFIX, LAYOUT_WHY, LayoutBranch, layout_branches, layout_detail, layout_now
+from export.tracing.layout_branch import (LAYOUT_PREFIX, LAYOUT_WHY, LayoutBranch, copies, layout_branches,
+                                          layout_detail, layout_now)
 
 __all__ = ["Site", "NEUTRAL_SITES", "NEUTRAL_OPS", "NEUTRAL_FUNCTIONS", "CONDITIONAL_SITES", "CONTIGUOUS_LINE",
            "STRIDE_ORDER_SITES", "any_answer", "Conditional", "RawSite",
@@ -386,8 +387,8 @@ def justification(site: Site) -> str | None:
         return f"when {entry.text}: {entry.why}"
     if not site.detail and CONTIGUOUS_LINE.match(site.code):
         return _CONTIGUOUS_WHY
-    if site.detail.startswith(LAYOUT_PREFIX):
-        return LAYOUT_WHY
+    if site.detail.startswith(LAYOUT_PREFIX) and not copies(site.detail):
+        return LAYOUT_WHY  # (a copying one is judged by Questions.layout_branch alone: the graph must not mutate)
     return None
 
 
@@ -397,7 +398,7 @@ def any_answer(site: Site) -> bool:
     >>> any_answer(Site("/x/torch/_prims_common/__init__.py", 484, "__lt__", "guard_or_false("))
     True
     """
-    if site.detail.startswith(LAYOUT_PREFIX):
+    if site.detail.startswith(LAYOUT_PREFIX) and not copies(site.detail):
         return True
     path = _path(site.file)
     return any(function == site.function and code == site.code and path.endswith("/" + suffix)

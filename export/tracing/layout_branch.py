@@ -22,8 +22,8 @@ values in another layout. The bridge answers such a question by the example with
 The rule is read from the source (:func:`layout_branches`), not from a table of lines:
 
 * the ``if`` statement's test only reads sizes: comparisons, arithmetic and ``and``/``or``/
-  ``not`` of names, constants, attributes, subscripts, ``.size()``/``.dim()``/``.numel()``
-  calls and the builtins ``pow``, ``min``, ``max``, ``abs``, ``int``, ``len`` (nothing else is
+  ``not`` of names, constants, attributes, subscripts, ``.size()``/``.dim()``/``.numel()``/
+  ``.stride()`` calls and the builtins ``pow``, ``min``, ``max``, ``abs``, ``int``, ``len`` (nothing else is
   called, so the answer changes nothing but the arm taken);
 * each arm is only ``v = v.contiguous()`` statements (or ``pass``, or absent);
 
@@ -59,7 +59,7 @@ LAYOUT_WHY = ("the branch only rebinds contiguous tensors to their .contiguous()
 """Why a question at a layout-only branch whose tensors are contiguous is value-neutral (the
 0/1 tables' justification; a copying one is judged by ``Questions.layout_branch`` alone)."""
 
-_SIZE_CALLS = frozenset({"size", "dim", "numel"})
+_SIZE_CALLS = frozenset({"size", "dim", "numel", "stride"})
 _PURE_BUILTINS = frozenset({"pow", "min", "max", "abs", "int", "len"})
 """Builtins a test may call on sizes (diffusers: ``numel() * scale_factor > pow(2, 31)``),
 when the frame does not rebind their names (:func:`layout_now`)."""
@@ -70,7 +70,7 @@ _READ_NODES = (ast.Compare, ast.BoolOp, ast.UnaryOp, ast.BinOp, ast.Name, ast.Co
 
 def _builtins_read(test: ast.expr) -> frozenset[str] | None:
     """The builtins ``test`` calls, when it calls nothing but those of :data:`_PURE_BUILTINS`
-    and ``.size()``/``.dim()``/``.numel()`` (with constant arguments); None otherwise."""
+    and ``.size()``/``.dim()``/``.numel()``/``.stride()`` (with constant arguments); None otherwise."""
     called: set[str] = set()
     for node in ast.walk(test):
         if isinstance(node, ast.Call):

@@ -26,6 +26,7 @@ SOURCES = [
     ("if h.numel() * 2 > pow(2, 31):\n        h = h.contiguous()", ("h",)),
     ("if (h.shape[0]\n            >= 64):\n        h = h.contiguous()", ("h",)),
     ("if not h.shape[-1] % 8:\n        h = h.contiguous()", ("h",)),
+    ("if h.stride(-1) != 1:\n        h = h.contiguous()", ("h",)),  # diffusers' sana
     # not layout-only
     ("if h.shape[0] >= 64:\n        h = h.contiguous()\n        h = h * 2", None),
     ("if h.shape[0] >= 64:\n        y = h.contiguous()", None),  # binds a new name

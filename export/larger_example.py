@@ -241,7 +241,7 @@ def run_larger(exporter: E, spec: Spec, run: Callable[[E], SymshapeProgram],
         if decl is not None and decl.mode == "auto" and not ((lo is None or lo <= n) and (hi is None or n <= hi)):
             _reemit(caught, keep_symshape=False)
             return None, done.failed + 1 + boundary
-    notes = tuple(_note(ep, spec, d, inputs.size(d), done.sizes[d]) for d in dims)
+    notes = merged_notes([(str(d), _note(ep, spec, d, inputs.size(d), done.sizes[d])) for d in dims])
     moved = ", ".join(f"{d} = {n}" for d, n in done.sizes.items())
     amend(ep, notes=notes, stats=trace_stats({f"larger example ({moved})": 1,
                                               "larger example the model could not run": done.failed,
@@ -280,6 +280,27 @@ def trace_stats(reasons: Mapping[str, int]) -> dict[str, Any]:
     """
     kept = {why: n for why, n in reasons.items() if n}
     return {"traces": sum(kept.values()), "trace_reasons": kept}
+
+
+def merged_notes(notes: list[tuple[str, str]]) -> tuple[str, ...]:
+    """One note per group of dims whose notes say the same of each (the dims of one ``Dim``
+    across inputs): ``(dim text, note)`` pairs, the dims named once, then "each".
+
+    >>> merged_notes([("x.size(0)", "x.size(0) = 1: the program admits x.size(0) in [1, inf]"),
+    ...               ("m.size(0)", "m.size(0) = 1: the program admits m.size(0) in [1, inf]"),
+    ...               ("x.size(1)", "x.size(1) = 1: the program admits x.size(1) in [2, inf]")])
+    ('x.size(0), m.size(0) = 1: the program admits each in [1, inf]', 'x.size(1) = 1: the program admits x.size(1) in [2, inf]')
+    """
+    groups: dict[str, list[str]] = {}
+    for dim, note in notes:
+        groups.setdefault(note.replace(dim, "\0"), []).append(dim)
+    out = []
+    for template, dims in groups.items():
+        if len(dims) == 1:
+            out.append(template.replace("\0", dims[0]))
+        else:
+            out.append(template.replace("\0", ", ".join(dims), 1).replace("\0", "each"))
+    return tuple(out)
 
 
 def _note(ep: SymshapeProgram, spec: Spec, d: InputDim, n: int, traced: int) -> str:

@@ -109,6 +109,21 @@ def test_a_derived_dim_is_enlarged_with_its_root() -> None:
         assert _like_eager(ep, model, torch.randn(n, 3), torch.randn(2 * n, 3))
 
 
+class Masked(torch.nn.Module):
+    def forward(self, ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        return ids * mask
+
+
+def test_one_dim_across_inputs_is_one_warning() -> None:
+    """A batch-1 example of a Dim shared by several inputs (ids, mask, past keys...) is said
+    once, naming them all, not once per input."""
+    b = Dim("b")
+    model, ids, mask = Masked(), torch.ones(1, 4), torch.ones(1, 4)
+    ep, notes = _export(model, (ids, mask), dynamic_shapes={"ids": {0: b}, "mask": {0: b}})
+    assert notes == ["ids.size(0), mask.size(0) = 1 in the example: traced at 2; the program admits each in [1, inf]"]
+    assert _like_eager(ep, model, torch.randn(3, 4), torch.randn(3, 4))
+
+
 @pytest.mark.parametrize("hint", [Dim.AUTO, Dim.DYNAMIC], ids=["auto", "dynamic"])
 def test_auto_and_dynamic_hints_stay_dynamic(hint) -> None:
     model = _mlp()

@@ -214,7 +214,8 @@ def graph_mutates(program: Any) -> bool:
     if signature.buffers_to_mutate or signature.user_inputs_to_mutate:
         return True
     for module in program.graph_module.modules():
-        for node in getattr(module, "graph", torch.fx.Graph()).nodes:
+        graph = getattr(module, "graph", None)
+        for node in graph.nodes if graph is not None else ():
             if node.op != "call_function":
                 continue
             target = node.target

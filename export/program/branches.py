@@ -67,8 +67,6 @@ def branch_warnings(trace: Trace, needed: Mapping[Any, tuple[sympy.Basic, ...]])
     return tuple(out.values())
 
 
-
-
 def layout_notes(trace: Trace) -> tuple[str, ...]:
     """What the program assumes of the trace's layout-only branches
     (:mod:`export.tracing.layout_branch`): one line per ``if``, in the report's ``assumptions``.

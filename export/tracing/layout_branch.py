@@ -46,7 +46,7 @@ import torch
 from export import _torch_compat as tc
 
 __all__ = ["LAYOUT_PREFIX", "LAYOUT_WHY", "LayoutBranch", "layout_branches", "layout_now", "layout_detail", "copies",
-           "detail_names"]
+           "same_graph", "detail_names"]
 
 LAYOUT_PREFIX = "layout-only branch of "
 """The site detail of a question asked by such an ``if`` (:mod:`export.tracing.sites`), before the names."""
@@ -224,6 +224,17 @@ def copies(detail: str) -> bool:
     (True, False)
     """
     return detail.startswith(LAYOUT_PREFIX) and detail.endswith(COPY_SUFFIX)
+
+
+def same_graph(detail: str) -> bool:
+    """Whether a site detail is a layout-only branch whose tensors were all contiguous: either
+    answer traces the same graph (a value-neutral site whatever it answers). A copying one
+    is judged by ``Questions.layout_branch`` alone: its graph must not mutate a tensor.
+
+    >>> same_graph(layout_detail(("h",), True)), same_graph(layout_detail(("h",), False)), same_graph("")
+    (True, False, False)
+    """
+    return detail.startswith(LAYOUT_PREFIX) and not detail.endswith(COPY_SUFFIX)
 
 
 def detail_names(detail: str) -> str:

@@ -203,10 +203,11 @@ class Questions:
         return True
 
     def layout_branch(self, expr: sympy.Basic, hint: bool, api: str, asking: Asking) -> bool:
-        """Whether an ``if`` asked ``expr`` whose arms only rebind contiguous tensors to their
-        ``.contiguous()`` (:mod:`export.tracing.layout_branch`): either answer traces the same
-        graph, so the example answers it with no fact and no guard, whatever it compares
-        (recorded for the trace's ``layout_branches``)."""
+        """Whether an ``if`` asked ``expr`` whose arms only rebind tensors to their
+        ``.contiguous()`` (:mod:`export.tracing.layout_branch`): either answer computes the
+        same values, so the example answers it with no fact and no guard, whatever it
+        compares (recorded for the trace's ``layout_branches``; a copying one stands only if
+        the program mutates no tensor, see ``Exporter.trace``)."""
         if api != "guard_bool":
             return False
         raw, _ = asking.site()

@@ -39,8 +39,8 @@ Three more kinds of entries, each with its own justification:
 
 * a **layout-only branch** (any file): the test of an ``if`` whose arms only rebind tensors to
   their ``.contiguous()`` (:mod:`export.tracing.layout_branch`): either answer computes the
-  same values (a copy, when a tensor is not contiguous, is kept only if the graph mutates nothing). Read from the
-  source and the frame, not from a table; its detail names the tensors.
+  same values (a copy, when a tensor is not contiguous, is kept only if the graph mutates
+  nothing). Read from the source and the frame, not from a table; its detail names the tensors.
 
 A decision is covered (:func:`covered`) only if EVERY site that asked it is in the tables.
 """
@@ -55,8 +55,8 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from types import FrameType, MappingProxyType
 
-from export.tracing.layout_branch import (LAYOUT_PREFIX, LAYOUT_WHY, LayoutBranch, copies, layout_branches,
-                                          layout_detail, layout_now)
+from export.tracing.layout_branch import (LAYOUT_WHY, LayoutBranch, layout_branches, layout_detail, layout_now,
+                                          same_graph)
 
 __all__ = ["Site", "NEUTRAL_SITES", "NEUTRAL_OPS", "NEUTRAL_FUNCTIONS", "CONDITIONAL_SITES", "CONTIGUOUS_LINE",
            "STRIDE_ORDER_SITES", "any_answer", "Conditional", "RawSite",
@@ -387,8 +387,8 @@ def justification(site: Site) -> str | None:
         return f"when {entry.text}: {entry.why}"
     if not site.detail and CONTIGUOUS_LINE.match(site.code):
         return _CONTIGUOUS_WHY
-    if site.detail.startswith(LAYOUT_PREFIX) and not copies(site.detail):
-        return LAYOUT_WHY  # (a copying one is judged by Questions.layout_branch alone: the graph must not mutate)
+    if same_graph(site.detail):
+        return LAYOUT_WHY
     return None
 
 
@@ -398,7 +398,7 @@ def any_answer(site: Site) -> bool:
     >>> any_answer(Site("/x/torch/_prims_common/__init__.py", 484, "__lt__", "guard_or_false("))
     True
     """
-    if site.detail.startswith(LAYOUT_PREFIX) and not copies(site.detail):
+    if same_graph(site.detail):
         return True
     path = _path(site.file)
     return any(function == site.function and code == site.code and path.endswith("/" + suffix)

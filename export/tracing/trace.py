@@ -151,8 +151,8 @@ class Trace:
     each question that a derived or intermediate size is not 0/1, asked at value-neutral
     torch places, to those places: answered by the example with no fact and no guard
     (:meth:`export.tracing.questions.Questions.neutral`). ``layout_branches`` maps each
-    question asked by an ``if`` whose arms only rebind contiguous tensors to their
-    ``.contiguous()`` to those ifs and the example's answer: no fact, whatever it compares
+    question asked by an ``if`` whose arms only rebind tensors to their ``.contiguous()``
+    to those ifs and the example's answer: no fact, whatever it compares
     (:mod:`export.tracing.layout_branch`). Built by keyword only.
     """
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, Optional, Union
 
+import shapes.errors
+
 __all__ = [
     "ExportError",
     "UnsupportedTorchVersionError",
@@ -60,11 +62,13 @@ class InputError(ExportError, ValueError):
     input and dim and says what to do. Raised before tracing starts."""
 
 
-class RefusedInputError(ExportError, RuntimeError, AssertionError):
+class RefusedInputError(ExportError, shapes.errors.RefusedInputError):
     """An exported program's module (``ep.module()``) refuses a call: the message says why in
     the words of the export's causes, with the call's sizes (``x.size(1) must be divisible by 4
     (got x.size(1) = 6)``), and torch's own failure is its ``__cause__``. A RuntimeError and
-    an AssertionError, as torch's input checks raise."""
+    an AssertionError, as torch's input checks raise; and a
+    :class:`shapes.errors.RefusedInputError`, what the torch-free contract check raises
+    (``ep.symshape.contract.check(...)``), so one ``except`` takes both."""
 
 
 class ClassicOperatorError(InputError, TypeError):

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-__all__ = ["ShapesError", "UnsupportedExpressionError", "ParseError", "BudgetError", "SpecError"]
+__all__ = ["ShapesError", "UnsupportedExpressionError", "ParseError", "BudgetError", "SpecError", "ContractError",
+           "RefusedInputError"]
 
 
 class ShapesError(Exception):
@@ -27,3 +28,14 @@ class BudgetError(ParseError):
 
 class SpecError(ShapesError, ValueError):
     """A user's dim spec is malformed (min > max, a bad name, ...)."""
+
+
+class ContractError(ShapesError, ValueError):
+    """A shape contract (:mod:`shapes.contract`) is malformed, or a call cannot be read
+    against it (an unknown parameter or input name)."""
+
+
+class RefusedInputError(ShapesError, RuntimeError, AssertionError):
+    """A call breaks a program's shape contract: the message says why in the words of the
+    export's causes, with the call's sizes. A RuntimeError and an AssertionError, as torch's
+    input checks raise (``export.RefusedInputError``, what ``ep.module()`` raises, is one too)."""

@@ -23,7 +23,7 @@ module per concern:
   ``strict=True``) build that subclass for the duration of a ``with``, under one
   process-wide re-entrant lock (see ``docs/design.md``, "Threads and archives");
 * :mod:`~export._torch_compat.program` -- :func:`shape_env_of`,
-  :func:`set_range_constraints`, :func:`add_size_asserts`, frames and stacks: reading and
+  :func:`set_range_constraints`, :func:`add_asserts`, frames and stacks: reading and
   writing a finished export;
 * :mod:`~export._torch_compat.refusals` -- :func:`explain_refusals`: a program's input
   checks (``ep.module()``'s pre-hook and ``_guards_fn``) failing with the user's words;
@@ -56,11 +56,14 @@ from torch.fx.experimental.symbolic_shapes import (  # noqa: E402
 from export._torch_compat.decider import NEUTRAL, Answer, BaseDecider, Decider, Neutral  # noqa: E402
 from export._torch_compat.patches import SHAPE_ENV_SITES, exclusive, install_shape_env_class, route_shape_env  # noqa: E402
 from export._torch_compat.program import (  # noqa: E402
-    add_size_asserts,
+    add_asserts,
     decider_of,
     returns_self,
     reword_asserts,
     static_input_sizes,
+    user_input_values,
+    data_dependent_asserts,
+    drop_guards,
     dynamo_stack,
     recorded_guards,
     set_range_constraints,
@@ -143,7 +146,7 @@ __all__ = [
     "route_shape_env",
     "shape_env_of",
     "set_range_constraints",
-    "add_size_asserts",
+    "add_asserts",
     "explain_refusals",
     "is_dynamo_error",
     "is_unsupported",
@@ -153,6 +156,9 @@ __all__ = [
     "reword_asserts",
     "returns_self",
     "static_input_sizes",
+    "user_input_values",
+    "data_dependent_asserts",
+    "drop_guards",
     "dynamo_stack",
     "symbol_origin_frames",
     "value_range",

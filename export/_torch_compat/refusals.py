@@ -18,7 +18,7 @@ from typing import Any
 import torch
 from torch.fx._pytree import tree_flatten_spec
 
-__all__ = ["explain_refusals"]
+__all__ = ["explain_refusals", "ASSERT_PREFIX"]
 
 Explain = Callable[[Sequence[Any]], "str | None"]
 
@@ -49,11 +49,7 @@ def _explained_hook(hook: Callable[..., Any], explain: Explain, error: type[Exce
         try:
             return hook(module, args, kwargs)
         except (AssertionError, RuntimeError) as e:
-            spec = getattr(module, "_in_spec", None)
-            try:
-                flat = tree_flatten_spec((args, kwargs or {}), spec) if spec is not None else None
-            except Exception:  # noqa: BLE001 - inputs that do not fit the spec: torch's error says so
-                flat = None
+            flat = _flat_inputs(module, args, kwargs)
             text = explain(flat) if flat is not None else None
             if text is None:
                 raise
@@ -62,9 +58,43 @@ def _explained_hook(hook: Callable[..., Any], explain: Explain, error: type[Exce
     return checked
 
 
+ASSERT_PREFIX = "symshape: "
+"""How the messages of symshape's asserts in a program's graph begin (``_assert_scalar``:
+the conditions of its contract, :mod:`export.program.contract`)."""
+
+
+def _flat_inputs(module: torch.nn.Module, args: Any, kwargs: Any) -> Any:
+    spec = getattr(module, "_in_spec", None)
+    try:
+        return tree_flatten_spec((args, kwargs or {}), spec) if spec is not None else None
+    except Exception:  # noqa: BLE001 - inputs that do not fit the spec: torch's error says so
+        return None
+
+
+def _explained_forward(module: torch.nn.Module, explain: Explain, error: type[Exception]) -> Callable[..., Any]:
+    forward = module.forward
+
+    def checked(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return forward(*args, **kwargs)
+        except RuntimeError as e:
+            if not str(e).startswith(ASSERT_PREFIX) or isinstance(e, error):
+                raise
+            flat = _flat_inputs(module, args, kwargs)
+            text = explain(flat) if flat is not None else None
+            if text is None:
+                raise
+            raise error(text) from e
+
+    checked.__wrapped__ = forward  # type: ignore[attr-defined]
+    return checked
+
+
 def explain_refusals(module: torch.nn.Module, explain: Explain, error: type[Exception]) -> torch.nn.Module:
     """``module`` (what ``ExportedProgram.module()`` returned) with its input checks' failures
-    raised as ``error(explain(flat user inputs))``; returned for chaining."""
+    (the pre-hook, ``_guards_fn``, and symshape's asserts in the graph, whose messages start
+    with :data:`ASSERT_PREFIX`) raised as ``error(explain(flat user inputs))``; returned for
+    chaining."""
     guards = getattr(module, "_guards_fn", None)
     if isinstance(guards, torch.nn.Module) and not isinstance(guards, _ExplainedGuards):
         module._guards_fn = _ExplainedGuards(guards, explain, error)
@@ -72,4 +102,6 @@ def explain_refusals(module: torch.nn.Module, explain: Explain, error: type[Exce
     for key, hook in list(hooks.items()):
         if getattr(hook, "__name__", "") == _PRE_HOOK:
             hooks[key] = _explained_hook(hook, explain, error)
+    if "forward" not in module.__dict__:
+        module.forward = _explained_forward(module, explain, error)
     return module

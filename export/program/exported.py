@@ -25,6 +25,7 @@ from torch.export import ExportedProgram
 from export import _torch_compat as tc
 from export.program import archive
 from export.program.document import program_document
+from export.program.contract import ProgramInput, contract_of
 from export.program.branches import branch_warnings, layout_notes
 from export.errors import ArchiveError, RefusedInputError, SymshapeWarning
 from export.program.floor_policy import floor_policy
@@ -34,9 +35,10 @@ from export.program.words import guard_words
 from export.program.analysis import analyse, congruence_texts, internal_roots
 from export.program.refusals import KeptCheck, input_sizes, kept_warning, refusal_text
 from export.program.zero_one import NOTHING, ZeroOne, ZeroOneEvidence
+from shapes.contract import Contract, Refusal, refusal_message
 from shapes.printing import to_python
 from shapes.spec import InputDim
-from solver import Solver
+from solver import Solver, Truth
 
 __all__ = ["SymshapeProgram", "Report", "finish", "amend", "report_of", "save", "load"]
 
@@ -66,6 +68,10 @@ class Report:
     inputs: tuple[str | None, ...] = ()
     """The program's user inputs in call order, by name (``x``, ``d['a']``; None: not named):
     how a refused call's sizes are named (:mod:`export.program.refusals`)."""
+    contract: Contract | None = None
+    """The program's shape contract (:class:`shapes.contract.Contract`): every condition on
+    input sizes it relies on, as data a checker without torch can judge a call by
+    (``ep.symshape.contract.check(x, y)``); None on a program saved before contracts."""
 
     def to_dict(self) -> dict[str, Any]:
         """The report's JSON document (``"schema": "symshape.report/1"``, status ``exported``;
@@ -78,7 +84,8 @@ class Report:
                 "relations": list(self.relations), "assumptions": list(self.assumptions),
                 "stats": dict(self.stats), "problem": self.problem, "warnings": list(self.warnings),
                 "zero_one": [dataclasses.asdict(e) for e in self.zero_one], "congruences": list(self.congruences),
-                "checks": [dataclasses.asdict(k) for k in self.checks], "inputs": list(self.inputs)}
+                "checks": [dataclasses.asdict(k) for k in self.checks], "inputs": list(self.inputs),
+                "contract": self.contract.to_dict() if self.contract is not None else None}
 
     @staticmethod
     def from_archived(d: Mapping[str, Any]) -> Report:
@@ -88,7 +95,8 @@ class Report:
                       tuple(d.get("congruences", ())),
                       tuple(KeptCheck(k["relation"], k.get("origin"), k.get("code"), tuple(k.get("dims", ())))
                             for k in d.get("checks", ())),
-                      tuple(d.get("inputs", ())))
+                      tuple(d.get("inputs", ())),
+                      Contract.from_dict(d["contract"]) if d.get("contract") is not None else None)
 
 
 class SymshapeProgram(ExportedProgram):
@@ -118,14 +126,18 @@ class SymshapeProgram(ExportedProgram):
     def module(self, *args: Any, **kwargs: Any) -> torch.fx.GraphModule:
         """torch's ``module()``, whose refusal of a call says why in plain words: a
         :class:`export.errors.RefusedInputError` (``x.size(1) must be divisible by 4 (got
-        x.size(1) = 6)``) from torch's ``Guard failed: ...``."""
+        x.size(1) = 6)``) from torch's ``Guard failed: ...`` or a failed assert of the graph."""
         module = super().module(*args, **kwargs)
-        names = self.symshape.inputs
-        static = tc.static_input_sizes(self, names)
+        report = report_of(self)
+        contract = report.contract
 
         def explain(flat: Sequence[Any]) -> str | None:
-            judged = self._judged_by()
-            return None if judged is None else refusal_text(judged, input_sizes(names, flat), static)
+            if contract is not None:
+                reasons = contract.failures_of(flat)
+                return refusal_message(reasons) if reasons else None
+            judged = self._judged_by()  # a program saved before contracts: its problem replayed
+            static = tc.static_input_sizes(self, report.inputs)
+            return None if judged is None else refusal_text(judged, input_sizes(report.inputs, flat), static)
 
         tc.explain_refusals(module, explain, RefusedInputError)
         return module
@@ -176,20 +188,13 @@ def finish(ep: ExportedProgram, trace: Trace, zero_one: ZeroOne = NOTHING,
     tc.set_range_constraints(ep, {**{k: tc.range_bounds(v) for k, v in ep.range_constraints.items()}, **ranges})
     names = _placeholder_names(ep, inputs)
     dim_ranges = {str(d): s.bounds(sym) for d, sym in trace.dim_syms.items()}
-    checks: list[tuple[str, int | None, str, int, str]] = []
-    for d, sym in trace.dim_syms.items():
-        lo, _ = dim_ranges[str(d)]
-        if d.is_value and lo is not None and lo <= 2 and d.input_name in names:
-            checks.append((names[d.input_name], None, ">=", lo,
-                           f"symshape: {d} must be >= {lo}: the program assumes it"))
-        elif lo is not None and 0 < lo <= 2 and d.input_name in names:
-            why = ("sizes 0 and 1 are specialized while tracing" if lo == 2 else
-                   "torch's size symbols are positive, so a branch on size 0 was decided without a guard")
-            checks.append((names[d.input_name], d.dim, ">=", lo,
-                           f"symshape: {d} must be >= {lo}: the export assumed it ({why}), so smaller "
-                           "sizes would run a wrong program"))
-    tc.add_size_asserts(ep, checks)
     tc.reword_asserts(ep, functools.partial(_assert_words, trace, s))
+    order = _input_order(ep, names)
+    contract = contract_of(trace, s, _program_inputs(ep, trace, order), tc.data_dependent_asserts(ep))
+    sources = {sym: (names[d.input_name], d.dim) for d, sym in trace.dim_syms.items() if d.input_name in names}
+    tc.add_asserts(ep, [(c.relation, f"symshape: {Refusal(c, ()).text()}") for c in contract.conditions], sources)
+    if s is not trace.solver:  # floors relieved: torch's guards that relied on them are no longer the program's
+        tc.drop_guards(ep, functools.partial(_relied_on, trace, s))
     equalities = _equalities(trace, names)
     hidden = internal_roots(s)
     shown = {**trace.names, **hidden}
@@ -207,11 +212,26 @@ def finish(ep: ExportedProgram, trace: Trace, zero_one: ZeroOne = NOTHING,
         zero_one.evidence,
         congruence_texts(s, shown),
         kept,
-        _input_order(ep, names),
+        order,
+        contract,
     )
     for note in report.warnings:
         warnings.warn(note, SymshapeWarning, stacklevel=4)
     return _attach(ep, equalities, report, s)
+
+
+def _relied_on(trace: Trace, final: Solver, guard: sympy.Basic) -> bool:
+    """Whether the program relies on torch's ``guard``: it is no relation over input dims
+    (kept as torch wrote it), or the final ranges imply it. A guard on input dims they do not
+    imply was answered with a ``>= 2`` floor the 0/1 evidence relieved; the contract's asserts
+    check everything the final ranges need."""
+    rel = trace.convert(guard)
+    if rel is None or not rel.free_symbols <= set(trace.dim_syms.values()) | set(trace.root_syms.values()):
+        return True
+    try:
+        return final.decide(rel) is Truth.TRUE
+    except Exception:  # noqa: BLE001 - undecided: torch's guard stays
+        return True
 
 
 def _assert_words(trace: Trace, solver: Solver, condition: sympy.Basic) -> str | None:
@@ -232,6 +252,27 @@ def _assert_words(trace: Trace, solver: Solver, condition: sympy.Basic) -> str |
         return None
     where = f" ({'; '.join(made)})" if made else ""
     return f"symshape: the exported program refuses these inputs: {words}{where}"
+
+
+def _program_inputs(ep: ExportedProgram, trace: Trace, order: Sequence[str | None]) -> list[ProgramInput]:
+    """The program's user inputs as its contract reads them (:class:`ProgramInput`), in call order."""
+    out = []
+    for name, val in zip(order, tc.user_input_values(ep)):
+        leaf = trace.inputs.leaf_named(name) if name is not None else None
+        path = tuple(_path_part(e) for e in leaf.path) if leaf is not None else (name or "",)
+        if isinstance(val, torch.Tensor):
+            shape = tuple(n if isinstance(n, int) else None for n in val.shape)
+            out.append(ProgramInput(name, path, "tensor", shape, str(val.dtype).removeprefix("torch.")))
+        elif isinstance(val, (int, torch.SymInt)) and not isinstance(val, bool):
+            out.append(ProgramInput(name, path, "int", value=val if isinstance(val, int) else None))
+        else:
+            out.append(ProgramInput(name, path, "other"))
+    return out
+
+
+def _path_part(entry: Any) -> str | int:
+    kind, key = tc.key_entry(entry)
+    return key if isinstance(key, (str, int)) and not isinstance(key, bool) else str(key)
 
 
 def _input_order(ep: ExportedProgram, names: Mapping[str, str]) -> tuple[str | None, ...]:

@@ -73,12 +73,18 @@ def _agree(a: Any, b: Any) -> bool:
     return x.shape == y.shape and torch.allclose(x, y, atol=1e-5, rtol=1e-4)
 
 
-def _score(module: Any, compiled: Any, calls: list[tuple[torch.Tensor, ...]]) -> dict[str, int]:
-    out = {"refused": 0, "ran_refused": 0, "differ": 0, "refused_ran": 0, "in_words": 0}
+def _score(model: Any, module: Any, compiled: Any, calls: list[tuple[torch.Tensor, ...]]) -> dict[str, int]:
+    """Per call of ``calls``: whether ``module`` (``ep.module()``) refuses it, whether the
+    ``compiled`` consumer runs it anyway, differs from ``module``, refuses what it runs, says
+    why in words, and whether what the consumer returns differs from eager (``wrong``)."""
+    out = {"refused": 0, "ran_refused": 0, "differ": 0, "refused_ran": 0, "in_words": 0, "wrong": 0}
     for call in calls:
         runs, want = outcome(module, call)
         with _quiet():
             c_runs, got = outcome(compiled, call)
+        if c_runs:
+            eager_runs, truth = outcome(model, call)
+            out["wrong"] += (not eager_runs) or not _agree(truth, got)
         if not runs:
             out["refused"] += 1
             out["ran_refused"] += c_runs
@@ -104,13 +110,13 @@ def refusals(folder: Path) -> list[dict[str, Any]]:
         calls = grid(ours, args, c.sizes)
         row: dict[str, Any] = {"model": c.name, "calls": len(calls)}
         path = aoti_compile_and_package(ours, folder / f"ours_{len(rows)}.pt2")
-        row["symshape"] = _score(ours.module(), aoti_load_package(path), calls)
-        row[BARE] = _score(ours.module(), torch._inductor.aoti_load_package(path), calls)
+        row["symshape"] = _score(model, ours.module(), aoti_load_package(path), calls)
+        row[BARE] = _score(model, ours.module(), torch._inductor.aoti_load_package(path), calls)
         if isinstance(theirs, str):
             row["torch"] = theirs
         else:
             mine = torch._inductor.aoti_compile_and_package(theirs, package_path=str(folder / f"torch_{len(rows)}.pt2"))
-            row["torch"] = _score(theirs.module(), torch._inductor.aoti_load_package(mine), calls)
+            row["torch"] = _score(model, theirs.module(), torch._inductor.aoti_load_package(mine), calls)
         rows.append(row)
         print(_line(row), flush=True)
     return rows
@@ -121,7 +127,7 @@ def _line(row: dict[str, Any]) -> str:
         if isinstance(v, str):
             return f"export fails ({v})"
         return f"refused {v['refused']}, AOTI ran {v['ran_refused']} of them, differ {v['differ']}, " \
-               f"refused what runs {v['refused_ran']}, in words {v['in_words']}"
+               f"refused what runs {v['refused_ran']}, in words {v['in_words']}, wrong vs eager {v['wrong']}"
     bare = row[BARE]
     return (f"{row['model']:<13} {row['calls']:>5} calls | symshape: {part(row['symshape'])} | symshape with torch's "
             f"loader: {part(bare)} | torch: {part(row['torch'])}")

@@ -31,10 +31,11 @@ True
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import operator
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
 from typing import Any
@@ -42,7 +43,8 @@ from typing import Any
 import sympy
 
 from shapes.errors import ContractError, RefusedInputError, ShapesError
-from shapes.expr import evaluate, int_symbol
+from shapes.compiled import compile_relation
+from shapes.expr import int_symbol
 from shapes.parse import parse_expr
 from shapes.printing import to_text
 
@@ -200,18 +202,26 @@ class Contract:
         env: dict[str, int] = {}
         for entry, value in zip(self.inputs, values):
             reasons += _read(entry, value, env)
-        by_symbol = {d.symbol: d for d in self.dims}
-        for cond in self.conditions:
-            names = cond.symbols()
-            if any(n not in env for n in names):
+        complete = not reasons
+        for cond, names, holds in self._compiled:
+            if not complete and any(n not in env for n in names):
                 continue  # a dim of an input that is missing or of the wrong rank: said above
-            point = {int_symbol(n): env[n] for n in names}
-            if not _holds(cond.relation, point):
+            try:
+                ok = holds(env)
+            except ZeroDivisionError:  # no size the program computes with: the condition fails
+                ok = False
+            if not ok:
+                by_symbol = {d.symbol: d for d in self.dims}
                 got = tuple((by_symbol[n].name if n in by_symbol else n, env[n]) for n in _shown_order(self, names, cond))
                 text = Refusal(cond, got).text()
                 if text not in reasons:
                     reasons.append(text)
         return reasons
+
+    @functools.cached_property
+    def _compiled(self) -> tuple[tuple[Condition, tuple[str, ...], Callable[[Mapping[str, int]], bool]], ...]:
+        """Each condition with the dims it reads and its compiled test (:mod:`shapes.compiled`)."""
+        return tuple((c, c.symbols(), compile_relation(c.relation)) for c in self.conditions)
 
     def admits(self, shapes: Mapping[str, Sequence[int] | int]) -> bool:
         """Whether sizes given by input name meet the contract (:meth:`check_shapes` without raising)."""
@@ -346,15 +356,6 @@ def _read(entry: ContractInput, value: Any, env: dict[str, int]) -> list[str]:
         else:
             env[want] = got
     return reasons
-
-
-def _holds(rel: sympy.Basic, point: Mapping[sympy.Symbol, int]) -> bool:
-    """Whether ``rel`` holds at ``point``; a division by zero there is no size the program
-    computes with (it fails the condition)."""
-    try:
-        return bool(evaluate(rel, point))
-    except ZeroDivisionError:
-        return False
 
 
 def _shown_order(contract: Contract, names: Sequence[str], cond: Condition) -> list[str]:

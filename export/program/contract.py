@@ -71,16 +71,17 @@ def contract_of(trace: Trace, final: Solver, inputs: Sequence[ProgramInput],
     ``inputs`` are its user inputs in call order, ``runtime`` the words of its data-dependent
     asserts."""
     shown = _names(trace)
-    entries, used = _inputs(trace, inputs)
+    entries, used, free = _inputs(trace, inputs)
     roots, derived = _roots(trace, used, shown)
     read = {r: _read_root(x) for r, x in roots.items()}
     dims = tuple(_dim(trace, final, sym, shown) for sym in used)
+    values = {sym for d, sym in trace.dim_syms.items() if d.is_value}
     said = {sympy.Eq(trace.dim_syms[d.dim], d.expr) for d in trace.spec.decls
             if d.expr is not None and trace.dim_syms.get(d.dim) in used and Affine.of(d.expr) is not None}
     facts = [f for f in final.facts if _checkable(trace, f, said)]
-    ranges = _ranges(dims, used, facts, read)
+    ranges = _ranges(dims, used, values, facts, read)
     checks = _pruned(used, dims, ranges + derived, _relations(final, facts, read, used, shown))
-    return Contract(tuple(trace.inputs.params), entries, dims, tuple(ranges + derived + checks), tuple(runtime))
+    return Contract(tuple(trace.inputs.params), entries, dims + free, tuple(ranges + derived + checks), tuple(runtime))
 
 
 # -- inputs and dims ---------------------------------------------------------------------------
@@ -89,8 +90,11 @@ def _names(trace: Trace) -> dict[sympy.Symbol, str]:
     return {**{r.symbol: r.name for r in trace.spec.roots}, **trace.names}
 
 
-def _inputs(trace: Trace, inputs: Sequence[ProgramInput]) -> tuple[tuple[ContractInput, ...], list[sympy.Symbol]]:
-    entries, used = [], []
+def _inputs(trace: Trace, inputs: Sequence[ProgramInput]
+            ) -> tuple[tuple[ContractInput, ...], list[sympy.Symbol], tuple[ContractDim, ...]]:
+    """The contract's inputs, the input-dim symbols they use (in order), and a dim with no
+    condition for each dynamic dim of the program the trace has no symbol for."""
+    entries, used, free = [], [], []
     for i, p in enumerate(inputs):
         name = p.name if p.name is not None else f"input {i}"
         if p.kind == "int":
@@ -101,8 +105,13 @@ def _inputs(trace: Trace, inputs: Sequence[ProgramInput]) -> tuple[tuple[Contrac
             dims: list[int | str] = []
             for d, n in enumerate(p.shape):
                 sym = trace.dim_syms.get(InputDim(name, d)) if n is None else None
+                if n is not None:
+                    dims.append(n)
+                    continue
                 if sym is None:
-                    dims.append(n if n is not None else -1)
+                    unknown = ContractDim(f"{InputDim(name, d).symbol.name}_any", str(InputDim(name, d)), None, 0, None)
+                    free.append(unknown)
+                    dims.append(unknown.symbol)
                     continue
                 dims.append(sym.name)
                 used.append(sym)
@@ -110,7 +119,7 @@ def _inputs(trace: Trace, inputs: Sequence[ProgramInput]) -> tuple[tuple[Contrac
         else:
             shape = ()
         entries.append(ContractInput(name, p.path, p.kind, shape, p.dtype))
-    return tuple(entries), list(dict.fromkeys(used))
+    return tuple(entries), list(dict.fromkeys(used)), tuple(free)
 
 
 def _dim(trace: Trace, final: Solver, sym: sympy.Symbol, shown: Mapping[sympy.Symbol, str]) -> ContractDim:
@@ -208,8 +217,8 @@ def _bounds_of(rel: sympy.Basic, sym: sympy.Symbol, size: bool) -> tuple[int | N
     return lo, hi
 
 
-def _ranges(dims: Sequence[ContractDim], used: Sequence[sympy.Symbol], facts: Sequence[Fact],
-            read: Mapping[sympy.Symbol, sympy.Expr]) -> list[Condition]:
+def _ranges(dims: Sequence[ContractDim], used: Sequence[sympy.Symbol], values: set[sympy.Symbol],
+            facts: Sequence[Fact], read: Mapping[sympy.Symbol, sympy.Expr]) -> list[Condition]:
     """Each input dim's final range as conditions, worded with the one fact that gives a bound
     where there is one (its line; the trace's assumption; the root's declared range)."""
     single: dict[sympy.Symbol, list[tuple[Fact, tuple[int | None, int | None]]]] = {}
@@ -217,12 +226,12 @@ def _ranges(dims: Sequence[ContractDim], used: Sequence[sympy.Symbol], facts: Se
         rel = _rewritten(fact, read, used)
         if rel is not None and len(rel.free_symbols) == 1:
             sym = next(iter(rel.free_symbols))
-            got = _bounds_of(rel, sym, not _is_value(dims, sym))
+            got = _bounds_of(rel, sym, sym not in values)
             if got is not None:
                 single.setdefault(sym, []).append((fact, got))
     out = []
     for sym, dim in zip(used, dims):
-        floor = None if _is_value(dims, sym) else 0
+        floor = None if sym in values else 0
         if dim.lo is not None and (floor is None or dim.lo > floor):
             giver = next((f for f, (lo, _) in single.get(sym, ()) if lo == dim.lo), None)
             out.append(_range(sympy.Ge(sym, dim.lo), f"{dim.name} must be >= {dim.lo}", giver, dim))
@@ -230,10 +239,6 @@ def _ranges(dims: Sequence[ContractDim], used: Sequence[sympy.Symbol], facts: Se
             giver = next((f for f, (_, hi) in single.get(sym, ()) if hi == dim.hi), None)
             out.append(_range(sympy.Le(sym, dim.hi), f"{dim.name} must be <= {dim.hi}", giver, dim))
     return out
-
-
-def _is_value(dims: Sequence[ContractDim], sym: sympy.Symbol) -> bool:
-    return next(d for d in dims if d.symbol == sym.name).name.find(".size(") < 0
 
 
 def _range(rel: sympy.Basic, words: str, giver: Fact | None, dim: ContractDim) -> Condition:

@@ -2,7 +2,7 @@
 
 Oracle, per model of tests/support/deploy_models.py and on a grid of sizes: the contract admits
 exactly the calls ``ep.module()`` runs, each run matches eager; with torch's guard function gone
-(``ep.module()`` called from a file whose path names ``executorch``: torch 2.14+ then builds no
+(``ep.module()`` called from a file whose path names ``executorch``: torch 2.13-2.15 then build no
 ``_guards_fn``) the graph's own asserts refuse the same calls, in the causes' words; a saved and
 loaded program and ``run_decompositions()`` refuse the same calls. Tables: the words of a few
 refusals; what the graph asserts and what it leaves to torch.
@@ -78,8 +78,7 @@ def test_without_torchs_guard_function_the_graph_asserts_refuse_the_same(name: s
     ep, _, args = programs[name]
     probe = _load_probe(tmp_path / "executorch_venv")
     bare = probe.module_of(ep)
-    if torch.__version__ >= "2.14":
-        assert not isinstance(getattr(bare, "_guards_fn", None), torch.nn.Module)  # torch left it out
+    assert not isinstance(getattr(bare, "_guards_fn", None), torch.nn.Module)  # torch left it out
     sizes = next(c.sizes for c in CASES if c.name == name)
     for call in grid(ep, args, sizes):
         runs, got = outcome(bare, call)

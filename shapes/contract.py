@@ -49,7 +49,7 @@ from shapes.parse import parse_expr
 from shapes.printing import to_text
 
 __all__ = ["Contract", "ContractInput", "ContractDim", "Condition", "ConditionKind", "Refusal",
-           "CONTRACT_FORMAT", "CONTRACT_VERSION", "INPUT_KINDS", "refusal_message"]
+           "CONTRACT_FORMAT", "CONTRACT_VERSION", "METADATA_KEY", "INPUT_KINDS", "refusal_message"]
 
 CONTRACT_FORMAT = "symshape.contract"
 """The ``format`` field of a contract's JSON document (docs/contract.schema.json)."""
@@ -59,6 +59,10 @@ CONTRACT_VERSION = 1
 INPUT_KINDS = ("tensor", "int", "other")
 """What a contract input is: a tensor (its ``shape``), an int (its value, ``shape`` of one
 entry) or anything else (not checked)."""
+
+METADATA_KEY = "symshape.contract"
+"""The key of a contract's JSON text where a consumer's file keeps metadata: an AOTI
+package's metadata, an ONNX model's ``metadata_props`` (:mod:`shapes.contract_files`)."""
 
 _HEADER = "the exported program refuses these inputs:"
 

@@ -10,8 +10,7 @@
   :func:`sidecar_path`).
 
 >>> import io, zipfile
->>> from shapes.contract import Contract
-from shapes.contract_onnx import onnx_contract
+>>> from shapes.contract import METADATA_KEY, Contract
 >>> buffer = io.BytesIO()
 >>> with zipfile.ZipFile(buffer, "w") as z:
 ...     z.writestr("m/data/aotinductor/model/abc_metadata.json", json.dumps({METADATA_KEY: json.dumps(
@@ -30,14 +29,12 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
-from shapes.contract import Contract
+from shapes.contract import METADATA_KEY, Contract
 from shapes.contract_onnx import onnx_contract
 from shapes.errors import ContractError
 
 __all__ = ["METADATA_KEY", "SIDECAR_SUFFIX", "read_contract", "sidecar_path", "write_sidecar"]
 
-METADATA_KEY = "symshape.contract"
-"""The key of the contract (its JSON text) in an AOTI package's and an ONNX model's metadata."""
 SIDECAR_SUFFIX = ".symshape.json"
 """What a contract's own file is named after the program file it stands beside."""
 
@@ -70,7 +67,7 @@ def read_contract(source: str | os.PathLike[str] | bytes, name: str | None = Non
         shown = name or str(path)
         if not path.is_file():
             raise ContractError(f"{shown}: no such file")
-        if path.stat().st_size > _MAX_BYTES and not zipfile.is_zipfile(path):
+        if path.stat().st_size > _MAX_BYTES and path.suffix != ".onnx" and not zipfile.is_zipfile(path):
             raise ContractError(f"{shown}: larger than {_MAX_BYTES} bytes: not a contract")
         data = path.read_bytes()
     try:

@@ -4,6 +4,9 @@ what runs it refuses what ``ep.module()`` refuses, in the causes' words (docs/de
 
 * :mod:`export.deploy.aoti` -- :func:`aoti_compile_and_package` (the contract in the package's
   metadata) and :func:`aoti_load_package` (the package behind its contract);
+* :mod:`export.deploy.onnx` -- :func:`onnx_export` (``torch.onnx.export(ep, dynamo=True)`` with the
+  contract in the model's ``metadata_props`` and the dims named after your ``Dim``\ s) and
+  :func:`onnx_session` (an onnxruntime session behind the contract, a :class:`CheckedSession`);
 * :mod:`export.deploy.checked` -- :class:`CheckedProgram`, what a loader hands back.
 
 The names are re-exported here, each imported when first used (``torch._inductor`` alone
@@ -15,10 +18,12 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-__all__ = ["aoti_compile_and_package", "aoti_load_package", "CheckedProgram"]
+__all__ = ["aoti_compile_and_package", "aoti_load_package", "onnx_export", "onnx_session", "CheckedSession",
+           "CheckedProgram"]
 
 _HOMES = {"aoti_compile_and_package": "export.deploy.aoti", "aoti_load_package": "export.deploy.aoti",
-          "CheckedProgram": "export.deploy.checked"}
+          "onnx_export": "export.deploy.onnx", "onnx_session": "export.deploy.onnx",
+          "CheckedSession": "export.deploy.onnx", "CheckedProgram": "export.deploy.checked"}
 
 
 def __getattr__(name: str) -> Any:

@@ -20,9 +20,9 @@ import os
 from typing import Any
 
 from export._torch_compat import aoti
-from export.deploy.checked import CheckedProgram
+from export.deploy.checked import CheckedProgram, program_contract
 from export.errors import InputError
-from export.program.exported import SymshapeProgram, report_of
+from export.program.exported import SymshapeProgram
 from shapes.contract import Contract
 from shapes.contract_files import METADATA_KEY
 from shapes.errors import ContractError
@@ -30,20 +30,12 @@ from shapes.errors import ContractError
 __all__ = ["aoti_compile_and_package", "aoti_load_package"]
 
 
-def _contract_of(program: Any) -> Contract:
-    contract = report_of(program).contract if isinstance(program, SymshapeProgram) else None
-    if contract is None:
-        raise InputError("aoti_compile_and_package needs a program exported by symshape (export.export or "
-                         "export.load): its contract is what the package refuses inputs by")
-    return contract
-
-
 def aoti_compile_and_package(program: SymshapeProgram, package_path: str | os.PathLike[str] | None = None, *,
                              inductor_configs: dict[str, Any] | None = None) -> str:
     """``torch._inductor.aoti_compile_and_package(program, package_path=...)`` with the
     program's contract in the package (metadata key ``symshape.contract``); returns the
     package's path. Load it with :func:`aoti_load_package`."""
-    contract = _contract_of(program)
+    contract = program_contract(program, "aoti_compile_and_package")
     return aoti.compile_package(program, package_path, {METADATA_KEY: contract.to_json()}, inductor_configs)
 
 

@@ -13,10 +13,21 @@ from dataclasses import dataclass
 from typing import Any
 
 import shapes.errors
-from export.errors import RefusedInputError
+from export.errors import InputError, RefusedInputError
+from export.program.exported import SymshapeProgram, report_of
 from shapes.contract import Contract
 
-__all__ = ["CheckedProgram", "checked"]
+__all__ = ["CheckedProgram", "checked", "program_contract"]
+
+
+def program_contract(program: Any, step: str) -> Contract:
+    """The contract of a symshape program (``export.export``, ``export.load``); an InputError
+    naming ``step`` (``aoti_compile_and_package``) for any other program."""
+    contract = report_of(program).contract if isinstance(program, SymshapeProgram) else None
+    if contract is None:
+        raise InputError(f"{step} needs a program exported by symshape (export.export or export.load): its "
+                         "contract is what the deployed program refuses inputs by")
+    return contract
 
 
 def checked(contract: Contract, check: Callable[[], None]) -> None:

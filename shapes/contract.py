@@ -188,14 +188,20 @@ class Contract:
 
     def check_shapes(self, shapes: Mapping[str, Sequence[int] | int]) -> None:
         """:meth:`check` for sizes given by input name: ``{"x": (2, 8), "n": 3}``."""
-        missing = [i.name for i in self.inputs if i.kind != "other" and i.name not in shapes]
+        self._raise(self.refusals(shapes))
+
+    def refusals(self, shapes: Mapping[str, Sequence[int] | int]) -> list[str]:
+        """Every reason sizes given by input name break the contract (:meth:`check_shapes`
+        without raising; empty: admitted). An input not given is the only reason when there
+        is one (``x is missing``); a name the contract has no input for is a ContractError."""
         unknown = sorted(set(shapes) - {i.name for i in self.inputs})
         if unknown:
             raise ContractError(f"no input named {', '.join(unknown)} in the contract "
                                 f"(its inputs: {', '.join(i.name for i in self.inputs)})")
+        missing = [i.name for i in self.inputs if i.kind != "other" and i.name not in shapes]
         if missing:
-            raise RefusedInputError(refusal_message([f"{name} is missing" for name in missing]))
-        self._raise(self.failures_of([_Shaped(shapes[i.name]) if i.name in shapes else None for i in self.inputs]))
+            return [f"{name} is missing" for name in missing]
+        return self.failures_of([_Shaped(shapes[i.name]) if i.name in shapes else None for i in self.inputs])
 
     def failures_of(self, values: Sequence[Any]) -> list[str]:
         """Every reason the flat inputs ``values`` break the contract, in words (empty: they
@@ -229,11 +235,7 @@ class Contract:
 
     def admits(self, shapes: Mapping[str, Sequence[int] | int]) -> bool:
         """Whether sizes given by input name meet the contract (:meth:`check_shapes` without raising)."""
-        try:
-            self.check_shapes(shapes)
-        except RefusedInputError:
-            return False
-        return True
+        return not self.refusals(shapes)
 
     @staticmethod
     def _raise(reasons: Sequence[str]) -> None:
@@ -468,7 +470,8 @@ def _condition(c: Any, where: str, symbols: Mapping[str, sympy.Symbol]) -> Condi
         rel = parse_expr(_field(c, "relation", str, where), symbols)
     except ShapesError as e:
         raise ContractError(f"{where}.relation: {e}") from None
-    if not isinstance(rel, sympy.logic.boolalg.Boolean):
+    if not isinstance(rel, (sympy.core.relational.Relational, sympy.logic.boolalg.BooleanFunction,
+                            sympy.logic.boolalg.BooleanAtom)):
         raise ContractError(f"{where}.relation: {c['relation']!r} is no relation")
     return Condition(rel, _field(c, "words", str, where), kind, _opt_str(c, "note", where),
                      _opt_str(c, "origin", where), _opt_str(c, "code", where))

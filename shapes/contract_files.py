@@ -26,6 +26,7 @@ import io
 import json
 import os
 import zipfile
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -71,7 +72,13 @@ def read_contract(source: str | os.PathLike[str] | bytes, name: str | None = Non
             raise ContractError(f"{shown}: larger than {_MAX_BYTES} bytes: not a contract")
         data = path.read_bytes()
     try:
-        return _contract_in(data, shown)
+        try:
+            return _contract_in(data, shown)
+        except ContractError:
+            raise
+        except (RecursionError, MemoryError, ValueError, EOFError, OSError, KeyError, zlib.error,
+                NotImplementedError) as e:  # a damaged file, whatever its reader raised
+            raise ContractError(f"{shown}: a damaged file ({type(e).__name__}: {str(e)[:200]})") from None
     except ContractError:
         if isinstance(source, bytes) or Path(source).name.endswith(SIDECAR_SUFFIX) or \
                 not sidecar_path(source).is_file():

@@ -1,10 +1,12 @@
-"""Command line: ``python -m solver replay problem.json`` and ``python -m solver serve``.
+"""Command line: ``python -m solver replay problem.json``, ``serve`` and ``check``.
 
 ``replay`` prints the answers of a saved problem as JSON (exit 0), or one line on stderr and
 exit 2 when the file is missing, malformed or beyond a budget (exit 3, one line, for a bug:
 never a traceback). ``serve`` answers JSON-lines requests from stdin on stdout, one response
 per line (see ``docs/protocol.md``). Both run within :class:`solver.service.limits.Limits`, set by
 the flags below; Z3 queries stop shortly before the time limit (see :func:`time_limit`).
+``check FILE --shape x=2,8`` checks sizes against the shape contract a program file carries
+(:mod:`solver.service.check_command`, also ``symshape check``).
 
 >>> build_parser().parse_args(["replay", "p.json"]).command
 'replay'
@@ -24,6 +26,7 @@ from collections.abc import Sequence
 from shapes.errors import ShapesError
 from solver import __version__
 from solver.errors import LimitError, SolverError
+from solver.service.check_command import CheckCommand
 from solver.service.problem import load_json
 from solver.service.limits import DEFAULT_LIMITS, Limits, time_limit
 from solver.service.protocol import replay
@@ -43,7 +46,8 @@ def build_parser() -> argparse.ArgumentParser:
     """The ``python -m solver`` argument parser."""
     parser = argparse.ArgumentParser(
         prog="python -m solver",
-        description="symshape solver: replay saved JSON problems, or serve JSON-lines requests.",
+        description="symshape solver: replay saved JSON problems, serve JSON-lines requests, or check "
+                    "input sizes against a program's shape contract.",
     )
     parser.add_argument("--version", action="version", version=f"symshape solver {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -56,6 +60,7 @@ def build_parser() -> argparse.ArgumentParser:
                          description="Read one JSON request per line on stdin; write one JSON "
                                      "response per line on stdout. Errors are responses too.")
     _add_limit_flags(srv, DEFAULT_LIMITS.time_limit, "each request")
+    CheckCommand.add_parser(sub)
     return parser
 
 
@@ -129,12 +134,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status (141 when the reader closed the output,
     as in ``python -m solver replay f | head -1``: quietly, no traceback)."""
     args = build_parser().parse_args(argv)
-    limits = _limits(args, args.time_limit)
     try:
-        if args.command == "replay":
-            status = _replay(args.problem, args.indent, limits)
+        if args.command == "check":
+            status = CheckCommand.run(args, sys.stdout, sys.stderr)
+        elif args.command == "replay":
+            status = _replay(args.problem, args.indent, _limits(args, args.time_limit))
         else:
-            serve_guarded(sys.stdin, sys.stdout, limits=limits)
+            serve_guarded(sys.stdin, sys.stdout, limits=_limits(args, args.time_limit))
             status = EXIT_OK
         sys.stdout.flush()
         return status

@@ -1,5 +1,8 @@
 """Command-line arguments of ``symshape``: the parser, and the flags turned into a spec.
 
+The parser's ``check`` subcommand is :mod:`export.cli.check` (torch-free, shared with
+``python -m solver check``).
+
 ``--dynamic`` flags become torch ``dynamic_shapes`` (one ``Dim`` per DIMNAME, derived dims for
 affine DIMNAMEs), ``--constraint`` flags classic records (:func:`export.spec.render.render_flags` goes back
 from a fixed spec to ``--dynamic`` flags).
@@ -26,6 +29,7 @@ from typing import Any
 from torch.export import Dim
 
 from export import _torch_compat as tc
+from export.cli.check import add_check_parser
 from export.spec.inputs import Inputs, Leaf
 from export.spec.dynamic_shapes import dynamic_shapes_tree, torch_derived
 from shapes.affine import Affine, parse_affine
@@ -110,6 +114,7 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("file", metavar="FILE", help="problem.json, export.json or model.pt2 ('-' for stdin JSON)")
     rp.add_argument("--json", action="store_true", help="print the answers as JSON")
     rp.add_argument("--debug", action="store_true", help="show full tracebacks")
+    add_check_parser(sub)
     return parser
 
 

@@ -3,8 +3,10 @@
 ``symshape export MODEL.py:FACTORY ...`` loads the model (:mod:`export.cli.loading`), turns the
 flags into a spec (:mod:`export.cli.args`), exports, and prints the report
 (:mod:`export.cli.report`, :mod:`export.cli.graph`); ``symshape replay FILE`` is
-:mod:`export.cli.replay`. Exit status: 0 exported, 1 constraint violations (or a
-data-dependent branch), 2 usage or input error, 3 the export failed for another reason.
+:mod:`export.cli.replay`, ``symshape check FILE --shape x=2,8`` :mod:`export.cli.check` (its
+own statuses: 0 admitted, 1 refused, 2 usage or input error). Exit status: 0 exported, 1
+constraint violations (or a data-dependent branch), 2 usage or input error, 3 the export failed
+for another reason.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from export.api import export as run_export
 from export.program.analysis import Analysis, analyse
 from export.cli.args import (UsageError, build_parser, constraints_of, dynamic_shapes_of, example_sizes,
                              parse_dynamic, parse_example)
+from export.cli.check import run_check
 from export.cli.graph import constraint_graph, to_dot
 from export.cli.loading import Loaded, exception_line, loaded_model, split_target
 from export.cli.replay import run_replay
@@ -70,7 +73,12 @@ def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None, std
             args = build_parser().parse_args(argv)
         except SystemExit as e:  # --help
             return int(e.code or 0)
-        status = _cmd_export(args, out, err) if args.command == "export" else run_replay(args, out)
+        if args.command == "export":
+            status = _cmd_export(args, out, err)
+        elif args.command == "check":
+            status = run_check(args, out, err)
+        else:
+            status = run_replay(args, out)
         out.flush()
         return status
     except BrokenPipeError:  # `symshape ... | head -1`: the reader has what it wanted

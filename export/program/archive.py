@@ -19,6 +19,7 @@ checked (no zip-parser differential). :func:`decode_extra` validates ``extra/sym
 from __future__ import annotations
 
 import builtins
+import os
 import io
 import json
 import keyword
@@ -62,9 +63,11 @@ _TOKEN = re.compile(r"""\s*(?:(?P<name>[A-Za-z_][A-Za-z0-9_]*)|(?P<num>\d+(?:\.\
                     re.VERBOSE)
 
 
-def read_archive(f: str | IO[bytes]) -> tuple[str, bytes]:
+def read_archive(f: str | os.PathLike[str] | IO[bytes]) -> tuple[str, bytes]:
     """The archive's name for messages and its bytes, read once (torch then reads the
     same bytes, not the file again)."""
+    if isinstance(f, os.PathLike):
+        f = os.fspath(f)
     name = f if isinstance(f, str) else str(getattr(f, "name", "<stream>"))
     try:
         if isinstance(f, str):

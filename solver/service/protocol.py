@@ -33,6 +33,7 @@ import sympy
 from shapes.errors import ShapesError
 from shapes.printing import to_text
 from solver.service import codec
+from solver.service.check import check_request
 from solver.engine import Solver
 from solver.errors import LimitError, ProtocolError, SolverError, TimeLimitError
 from solver.service.limits import DEFAULT_LIMITS, Limits, check_count, check_int, check_problem_data, time_limit
@@ -66,7 +67,7 @@ __all__ = [
 ANSWERS_FORMAT = "symshape.answers"
 ANSWERS_VERSION = 1
 SERVE_OPS = ("new", "symbol", "assume", "guard", "decide", "bounds", "explain", "classes",
-             "relations", "congruences", "violations", "problem", "answers", "load")
+             "relations", "congruences", "violations", "problem", "answers", "load", "check")
 """The request ops of :class:`Session`, in documentation order."""
 
 
@@ -163,6 +164,7 @@ _REQUEST_FIELDS: Mapping[str, tuple[str, ...]] = {
     "bounds": ("expr",),
     "explain": ("rel",),
     "load": ("problem",),
+    "check": ("contract", "shapes"),
 }
 
 
@@ -367,6 +369,10 @@ class Session:
         self.solver = codec.restore(problem, self._new_solver())
         return {"ok": True, "symbols": len(problem.symbols), "facts": len(problem.facts),
                 "guards": len(problem.guards)}
+
+    def _op_check(self, r: Mapping[str, Any]) -> dict[str, Any]:
+        """Sizes against a program's shape contract (:mod:`solver.service.check`); the solver is untouched."""
+        return check_request(r, self.limits)
 
 
 def _request_op(request: object) -> str:

@@ -140,6 +140,8 @@ BAD = [
         {**CONTRACT.to_dict()["conditions"][0], "relation": "y_size0 <= 3"}]}, "unknown name 'y_size0'"),
     ("no relation", {**CONTRACT.to_dict(), "conditions": [
         {**CONTRACT.to_dict()["conditions"][0], "relation": "x_size0 + 1"}]}, "is no relation"),
+    ("a bare symbol", {**CONTRACT.to_dict(), "conditions": [
+        {**CONTRACT.to_dict()["conditions"][0], "relation": "x_size0"}]}, "is no relation"),
     ("a bad kind", {**CONTRACT.to_dict(), "conditions": [
         {**CONTRACT.to_dict()["conditions"][0], "kind": "wish"}]}, "kind: expected one of"),
     ("a shape naming no dim", {**CONTRACT.to_dict(), "inputs": [
@@ -154,6 +156,13 @@ def test_a_malformed_document_names_the_field(doc: Any, match: str) -> None:
     with pytest.raises(ContractError, match=match):
         Contract.from_dict(doc)
     assert issubclass(ContractError, ShapesError) and issubclass(ContractError, ValueError)
+
+
+def test_refusals_are_the_reasons_of_check_shapes() -> None:
+    assert CONTRACT.refusals({"x": (2, 8, 16), "extra['mask']": (2, 8), "extra['n']": 2}) == []
+    assert CONTRACT.refusals({"x": (2, 8, 16)}) == ["extra['mask'] is missing", "extra['n'] is missing"]
+    assert CONTRACT.refusals({"x": (2, 6, 16), "extra['mask']": (2, 6), "extra['n']": 1}) == [
+        "x.size(1) must be divisible by 4 (x.size(1) = 4 * _s; got x.size(1) = 6)"]
 
 
 def test_not_json_is_a_contract_error() -> None:

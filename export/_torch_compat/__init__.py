@@ -34,7 +34,9 @@ module per concern:
   :func:`keystr`, :func:`key_entry` ...), torch's source names of input sizes
   (:func:`size_source`) and the kinds of ``Dim`` objects (:func:`is_dim_hint`,
   :func:`is_derived_dim`);
-* :mod:`~export._torch_compat.spec214` -- the ``dynamic_shapes`` forms new in torch 2.14.
+* :mod:`~export._torch_compat.spec214` -- the ``dynamic_shapes`` forms new in torch 2.14;
+* :mod:`~export._torch_compat.executorch_support` -- :func:`size_upper_bound`: a size's largest
+  value, as ExecuTorch's memory planning needs it (:mod:`export.deploy.executorch`).
 """
 
 from __future__ import annotations
@@ -86,6 +88,7 @@ from export._torch_compat.pytree import (  # noqa: E402
     tree_map_with_path,
 )
 from export._torch_compat.routing import RoutingShapeEnv  # noqa: E402
+from export._torch_compat.executorch_support import size_upper_bound  # noqa: E402
 from export._torch_compat.refusals import explain_refusals  # noqa: E402
 from export._torch_compat.tracer_errors import (  # noqa: E402
     dynamo_explanation,
@@ -181,6 +184,7 @@ __all__ = [
     "is_dim_hint",
     "is_derived_dim",
     "int_wrapper_value",
+    "size_upper_bound",
     # dynamic_shapes forms new in torch 2.14
     "is_shapes_spec", "decorated_dynamic_shapes", "shapes_spec_leaves", "shapes_spec_assumptions",
     "spec_symbol_range", "normalize_kwargs_shapes", "decorator_resolved",

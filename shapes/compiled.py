@@ -57,6 +57,24 @@ def _fold(op: Callable[[Any, Any], Any], parts: list[Fn]) -> Fn:
     return lambda env: reduce(op, (p(env) for p in parts))
 
 
+def _compare(e: sympy.Basic, parts: list[Fn]) -> Fn:
+    """A comparison; a dim against a constant or another dim (most of a contract's conditions:
+    its ranges and equalities) reads the values directly, with no closure per side."""
+    op = _COMPARE[type(e)]
+    lhs, rhs = e.args
+    if lhs.is_Symbol and rhs.is_Integer:
+        name, k = lhs.name, int(rhs)
+        return lambda env: op(env[name], k)
+    if lhs.is_Integer and rhs.is_Symbol:
+        k, name = int(lhs), rhs.name
+        return lambda env: op(k, env[name])
+    if lhs.is_Symbol and rhs.is_Symbol:
+        left, right = lhs.name, rhs.name
+        return lambda env: op(env[left], env[right])
+    a, b = parts
+    return lambda env: op(a(env), b(env))
+
+
 def compile_expr(e: sympy.Basic) -> Fn:  # noqa: C901 - one dispatch
     """An expression or relation as a closure over ``{symbol name: int}``; raises
     :class:`_Fallback` (internal) for what it does not compile."""
@@ -92,8 +110,7 @@ def compile_expr(e: sympy.Basic) -> Fn:  # noqa: C901 - one dispatch
     if isinstance(e, sympy.floor):
         raise _Fallback(e)
     if type(e) in _COMPARE:
-        op, (a, b) = _COMPARE[type(e)], parts
-        return lambda env: op(a(env), b(env))
+        return _compare(e, parts)
     if isinstance(e, sympy.And):
         return lambda env: all(p(env) for p in parts)
     if isinstance(e, sympy.Or):

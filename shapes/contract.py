@@ -211,6 +211,10 @@ class Contract:
         reasons: list[str] = []
         env: dict[str, int] = {}
         for entry, value in zip(self.inputs, values):
+            if entry.kind == "tensor" and not isinstance(value, _Shaped):
+                shape = getattr(value, "shape", None)
+                if isinstance(shape, tuple) and len(shape) == len(entry.shape) and _sizes_into(entry, shape, env):
+                    continue  # the common case, read with no reason: a tensor of the right rank and static sizes
             reasons += _read(entry, value, env)
         complete = not reasons
         for cond, names, holds in self._compiled:
@@ -323,6 +327,19 @@ def _as_int(v: Any) -> int | None:
         return operator.index(v)
     except TypeError:
         return None
+
+
+def _sizes_into(entry: ContractInput, shape: Sequence[Any], env: dict[str, int]) -> bool:
+    """Read a tensor's sizes into ``env`` when each is an int and its static sizes are right
+    (else False, and :func:`_read` says what is wrong)."""
+    for want, got in zip(entry.shape, shape):
+        if type(got) is not int:
+            return False
+        if type(want) is str:
+            env[want] = got
+        elif got != want:
+            return False
+    return True
 
 
 def _read(entry: ContractInput, value: Any, env: dict[str, int]) -> list[str]:

@@ -32,6 +32,7 @@ from typing import Any, Protocol, TypeVar
 from export.diagnose.probe import candidate_sizes, enlarged_inputs
 from export.errors import ConstraintViolationError, InputError, SymshapeWarning
 from export.fixes.suggested import SuggestedFixes
+from export.program.analysis import range_text
 from export.program.exported import SymshapeProgram, amend, report_of
 from export.spec.inputs import Inputs
 from shapes.affine import Affine
@@ -307,8 +308,7 @@ def _note(ep: SymshapeProgram, spec: Spec, d: InputDim, n: int, traced: int) -> 
     """The warning for one 0/1 dim: what was traced, the range the program admits, and why
     the example size is refused when it is."""
     lo, hi = report_of(ep).ranges.get(str(d), (None, None))
-    text = (f"{d} = {n} in the example: traced at {traced}; the program admits {d} in "
-            f"[{lo if lo is not None else '-inf'}, {hi if hi is not None else 'inf'}]")
+    text = f"{d} = {n} in the example: traced at {traced}; the program admits {d} in {range_text(lo, hi)}"
     if (lo is None or lo <= n) and (hi is None or n <= hi):
         return text
     decl = spec.decl(d)

@@ -17,6 +17,7 @@ still raises for a range, an equality, a divisibility or a specialization, as to
 
 from __future__ import annotations
 
+import dataclasses
 import weakref
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -26,10 +27,12 @@ import sympy
 
 from shapes.affine import linear_terms
 from shapes.expr import FloorDiv
-from solver import Fact, Solver, Truth
+from shapes.spec import InputDim
+from solver import CheckFix, Fact, Fixes, Solver, SpecializeFix, Truth
 
 from export.diagnose.redundant import irredundant
 from export.diagnose.violations import SPECIALIZED, Cause, blocking_violations, causes_of
+from export.fixes.apply import FixedSpec
 from export.fixes.verify import SpecFix, fix_spec
 from export.program.refusals import CHECK, KeptCheck
 from export.tracing.trace import Trace
@@ -107,9 +110,46 @@ def kept_checks(trace: Trace, deferred: bool = False) -> Kept:
             given.assume(rel)
         if any(given.decide(f.rel) is not Truth.TRUE for f in blocking):
             return Kept(None, fix, causes)
+        pinned = _pinned(trace, given)
     except Exception:  # noqa: BLE001 - relations the solver cannot take are no checks to keep
         return Kept(None, fix, causes)
+    if pinned:  # a dim declared dynamic the relations leave one size: torch's specialization, raised
+        return Kept(None, _static_fix(trace, fix, pinned), _pinning(trace, causes, pinned))
     return Kept(tuple(KeptCheck(c.constraint, c.origin, c.code, tuple(c.dims)) for c in causes), fix, causes)
+
+
+def _pinned(trace: Trace, given: Solver) -> dict[InputDim, int]:
+    """The input dims declared dynamic that the spec plus the relations to keep leave one size
+    (``2 * dx`` and ``dx + 1`` held equal: both 2), with that size; a relation that does this is
+    no check of a dynamic program but a specialization the user did not declare."""
+    spec = trace.solver.replica(kinds=("spec",))
+    out = {}
+    for d, sym in trace.dim_syms.items():
+        if sym not in trace.dynamic_syms:
+            continue
+        lo, hi = given.bounds(sym)
+        if lo is not None and lo == hi and spec.bounds(sym) != (lo, hi):
+            out[d] = lo
+    return out
+
+
+def _pinning(trace: Trace, causes: tuple[Cause, ...], pinned: Mapping[InputDim, int]) -> tuple[Cause, ...]:
+    """The causes, the last one saying which declared dims they leave a single size."""
+    declared = [f"{d} = {decl.text}" for d in pinned for decl in [trace.spec.decl(d)] if decl is not None]
+    sizes = ", ".join(f"{d} = {n}" for d, n in pinned.items())
+    said = f" (declared {', '.join(declared)})" if declared else ""
+    last = causes[-1]
+    words = f"{last.constraint}, which leaves only {sizes}{said}: no dynamic size"
+    return (*causes[:-1], dataclasses.replace(last, constraint=words))
+
+
+def _static_fix(trace: Trace, fix: SpecFix, pinned: Mapping[InputDim, int]) -> SpecFix:
+    """The fix that makes the ``pinned`` dims static at their sizes (what torch suggests), and
+    keeps the solver's other fixes."""
+    records, fixed = fix
+    specialized = tuple(SpecializeFix(trace.dim_syms[d], n) for d, n in pinned.items())
+    return (Fixes(tuple(r for r in records.items if not isinstance(r, CheckFix)) + specialized, records.verified),
+            FixedSpec(fixed.spec.without(pinned), (), fixed.unexpressed))
 
 
 @dataclass

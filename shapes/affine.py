@@ -27,7 +27,9 @@ from dataclasses import dataclass
 
 import sympy
 
+from shapes.errors import ShapesError
 from shapes.expr import int_symbol
+from shapes.relation import as_difference
 
 __all__ = ["Affine", "dim_expressible", "linear_terms", "parse_affine"]
 
@@ -180,29 +182,36 @@ def _walk(n: ast.AST) -> _Lin | None:
 
 
 def dim_expressible(rel: sympy.Basic) -> bool:
-    """Whether a Dim spec can say ``rel`` (in the solver's normal form ``d op 0``): a range
-    of one dim, its divisibility, or one dim as an increasing affine function of another.
+    """Whether a Dim spec can say ``rel``: a range of one dim, its divisibility, or one dim as
+    an increasing affine function of another (the one definition: the bridge's user checks, the
+    relations kept as runtime checks). Any comparison is read in its normal form ``d op 0``
+    (:func:`shapes.relation.as_difference`).
 
     >>> h, w = int_symbol("h"), int_symbol("w")
     >>> dim_expressible(sympy.Eq(h - 2 * w - 1, 0)), dim_expressible(sympy.Eq(h * w - 64, 0))
     (True, False)
     >>> dim_expressible(sympy.Eq(h + w - 10, 0))   # w = 10 - h: a Dim cannot be negated
     False
+    >>> [dim_expressible(r) for r in (h >= 4, sympy.Eq(h, 2 * w + 1), sympy.Eq(sympy.Mod(h, 4), 0), h < w)]
+    [True, True, True, False]
     """
-    if not isinstance(rel, (sympy.Eq, sympy.Ne, sympy.Ge)) or rel.rhs != 0:
+    try:
+        op, d = as_difference(rel)
+    except ShapesError:
         return False
-    d = rel.lhs
+    if op == "!=":
+        return False
     const, rest = d.as_coeff_Add()
     if isinstance(rest, sympy.Mod):
         lin = linear_terms(sympy.expand(rest.args[0]))
-        return isinstance(rel, sympy.Eq) and rest.args[1].is_Integer and lin is not None and len(lin[0]) == 1
+        return op == "==" and rest.args[1].is_Integer and lin is not None and len(lin[0]) == 1
     lin = linear_terms(d)
-    if lin is None or isinstance(rel, sympy.Ne):
+    if lin is None:
         return False
     coeffs = [a for a in lin[0].values() if a]
     if len(coeffs) == 1:
         return True
-    if len(coeffs) == 2 and isinstance(rel, sympy.Eq):
+    if len(coeffs) == 2 and op == "==":
         a1, a2 = coeffs
         return (abs(a1) == 1 or abs(a2) == 1) and (a1 > 0) != (a2 > 0)
     return False

@@ -23,10 +23,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-import sympy
 
-from shapes.affine import linear_terms
-from shapes.expr import FloorDiv
+from shapes.affine import dim_expressible
 from shapes.spec import InputDim
 from solver import CheckFix, Fact, Fixes, Solver, SpecializeFix, Truth
 
@@ -37,7 +35,7 @@ from export.fixes.verify import SpecFix, fix_spec
 from export.program.refusals import CHECK, KeptCheck
 from export.tracing.trace import Trace
 
-__all__ = ["dim_sayable", "kept_checks", "Kept", "KeptMemo"]
+__all__ = ["kept_checks", "Kept", "KeptMemo"]
 
 
 @dataclass(frozen=True)
@@ -52,35 +50,10 @@ class Kept:
     causes: tuple[Cause, ...] | None = None
 
 
-def dim_sayable(rel: sympy.Basic) -> bool:
-    """Whether a ``Dim`` spec can say ``rel``: a bound or a value of one dim, a divisibility
-    of one dim, or a linear equality of two dims (equal or derived dims).
-
-    >>> from shapes.expr import int_symbol
-    >>> x, y, z = int_symbol("x"), int_symbol("y"), int_symbol("z")
-    >>> [dim_sayable(r) for r in (x >= 4, sympy.Eq(x, 2 * y + 1), sympy.Eq(sympy.Mod(x, 4), 0))]
-    [True, True, True]
-    >>> [dim_sayable(r) for r in (x >= y, sympy.Eq(x * y, z), sympy.Ne(x, 20), sympy.Eq(x + y, z))]
-    [False, False, False, False]
-    """
-    if not isinstance(rel, (sympy.Eq, sympy.Ne, sympy.Ge, sympy.Gt, sympy.Le, sympy.Lt)):
-        return False
-    d = sympy.expand(rel.lhs - rel.rhs)
-    syms = d.free_symbols
-    if d.has(sympy.Mod, FloorDiv):
-        return isinstance(rel, sympy.Eq) and len(syms) == 1
-    lin = linear_terms(d)
-    if lin is None:
-        return False
-    if len(syms) <= 1:
-        return not isinstance(rel, sympy.Ne)
-    return isinstance(rel, sympy.Eq) and len(syms) == 2
-
-
 def _deferred(blocking: list[Fact], causes: tuple[Cause, ...]) -> Kept | None:
     """torch's deferral (``prefer_deferred_runtime_asserts_over_guards``): every blocking
     guard kept as a check when no Dim can say any of them; None otherwise."""
-    if any(f.reason.kind != "guard" or dim_sayable(f.rel) for f in blocking):
+    if any(f.reason.kind != "guard" or dim_expressible(f.rel) for f in blocking):
         return None
     return Kept(tuple(KeptCheck(c.constraint, c.origin, c.code, tuple(c.dims)) for c in causes))
 

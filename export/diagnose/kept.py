@@ -23,7 +23,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-
 from shapes.affine import dim_expressible
 from shapes.spec import InputDim
 from solver import CheckFix, Fact, Fixes, Solver, SpecializeFix, Truth

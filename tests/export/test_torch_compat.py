@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 import sympy
 import torch
+from torch._dynamo.exc import UserError  # torch's own export error ("Constraints violated")
 from torch.export import Dim
 
 from export import _torch_compat as tc
@@ -289,7 +290,7 @@ def test_mlp_with_dim_batch(strict: bool) -> None:
 @STRICT
 def test_reshape_guard_is_seen_and_torch_error_kept_by_default(strict: bool) -> None:
     d = LogDecider()
-    with pytest.raises(Exception, match="Constraints violated"):
+    with pytest.raises(UserError, match="Constraints violated"):
         export(Reshape(), (torch.randn(8, 6),), {"x": {0: Dim("b")}}, strict, d)
     mods = [e for e in d.guards("guard_bool") if e[2] is True]
     assert any("Mod(6*s" in str(e[1]) for e in mods), d.guards()
@@ -351,7 +352,7 @@ def test_item_with_torch_check(strict: bool) -> None:
     assert (2, 10) in {tc.range_bounds(vr) for vr in ep.range_constraints.values()}
     x = torch.randn(12, 3)
     torch.testing.assert_close(ep.module()(x, torch.tensor(4)), x[:4])
-    with pytest.raises(Exception):
+    with pytest.raises(RuntimeError, match="Runtime assertion failed for expression u0 <= 10"):  # torch's own
         ep.module()(x, torch.tensor(11))
 
 
@@ -378,13 +379,8 @@ def test_decided_answers_give_the_same_program(strict: bool, case: int) -> None:
 
 
 def test_contrary_decider_is_an_error() -> None:
-    with pytest.raises(Exception) as info:
+    with pytest.raises(InconsistentDecisionError, match=r"decider answered True for Eq\(.*False on the example inputs"):
         export(Branch(), (torch.randn(8, 3),), {"x": {0: Dim("b", min=5)}}, False, ContraryDecider())
-    chain, e = [], info.value
-    while e is not None:
-        chain.append(e)
-        e = e.__cause__ or e.__context__
-    assert any(isinstance(x, InconsistentDecisionError) for x in chain)
 
 
 def test_refused_runtime_assert_fails_torch_check() -> None:
@@ -393,7 +389,7 @@ def test_refused_runtime_assert_fails_torch_check() -> None:
             super().on_question(expr, hint, api)
             return False if api == "runtime_assert" else None
 
-    with pytest.raises(Exception, match="(?i)check|expected"):
+    with pytest.raises(RuntimeError, match="Expected cond to be True, but got False"):  # torch._check's
         export(Item(), (torch.randn(12, 3), torch.tensor(5)), None, False, Refuse())
 
 
@@ -410,7 +406,7 @@ def test_a_neutral_answer_takes_the_example_value_and_records_no_guard() -> None
     does, and torch records no guard, so ``b`` keeps its declared range (a plain decider
     leaves torch to guard ``b > 4`` and narrow it: torch's own constraint violation)."""
     shapes = {"x": {0: Dim("b")}}
-    with pytest.raises(Exception, match="(?i)constraint"):
+    with pytest.raises(UserError, match="Constraints violated"):
         export(Branch(), (torch.randn(8, 3),), shapes, False, LogDecider())
     d = NeutralDecider()
     ep, _ = export(Branch(), (torch.randn(8, 3),), shapes, False, d)
@@ -424,13 +420,8 @@ def test_a_neutral_runtime_assert_is_an_error() -> None:
             super().on_question(expr, hint, api)
             return tc.NEUTRAL if api == "runtime_assert" else None
 
-    with pytest.raises(Exception) as info:
+    with pytest.raises(InconsistentDecisionError, match="decider answered NEUTRAL for the assertion"):
         export(Item(), (torch.randn(12, 3), torch.tensor(5)), None, False, NeutralAssert())
-    chain, e = [], info.value
-    while e is not None:
-        chain.append(e)
-        e = e.__cause__ or e.__context__
-    assert any(isinstance(x, InconsistentDecisionError) for x in chain)
 
 
 def test_static_queries_reach_the_decider_and_its_answers_are_used() -> None:
@@ -464,7 +455,7 @@ def test_set_range_constraints_is_enforced_by_module() -> None:
     tc.set_range_constraints(ep, {sym: (5, 9)})
     assert tc.range_bounds(ep.range_constraints[sym]) == (5, 9)
     ep.module()(torch.randn(9, 3))
-    with pytest.raises(Exception):
+    with pytest.raises(AssertionError, match=r"Guard failed: x.size\(\)\[0\] <= 9"):  # torch's program
         ep.module()(torch.randn(10, 3))
 
 

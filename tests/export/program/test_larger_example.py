@@ -166,7 +166,7 @@ def test_size_1_on_another_path_keeps_the_floor_and_the_warning_names_the_line()
                            "size 1 is refused: x.size(0) == 1 takes another path at ")
     assert "test_larger_example.py" in note and "if x.shape[0] == 1" in note
     assert _like_eager(ep, eq1, torch.randn(4, 3))
-    with pytest.raises(Exception, match="must be >= 2"):
+    with pytest.raises(export.RefusedInputError, match=r"x.size\(0\) must be >= 2"):
         ep.module()(torch.randn(1, 3))
 
 

@@ -19,8 +19,34 @@ too), results that differ from ``ep.module()``'s, and refusals in words.
 ``contract.check`` alone, and of an AOTI package through symshape's loader (the contract
 checked first) against torch's loader (no check).
 
-Measured 2026-12-07 (torch 2.15.0, 2-core machine with other work running, one thread):
-see the closing note of issue 33 (figures are printed by this script).
+Measured 2026-12-07 (torch 2.15.0, 2-core machine with other work running, one thread).
+
+refusals -- calls ``ep.module()`` refuses, and how many of them each AOTI package runs anyway:
+
+=============  ===============  =====================  ======================  =================
+model          refused calls    symshape, its loader   symshape, torch's       torch's program,
+                                                       loader                  torch's loader
+=============  ===============  =====================  ======================  =================
+cat64          79               0                      0                       79 (of 79)
+groups AUTO    36 (torch: 45)   0                      0                       45 (of 45)
+product        560              0                      0                       560
+kv step        4076             0                      4076                    4076
+prefix         550              0                      300                     575
+tiny encoder   1284             0                      1068                    1290
+one branch     1                0                      0                       0 (batch 1 wrong)
+doubled        77               0                      77                      77
+=============  ===============  =====================  ======================  =================
+
+0 results differing from ``ep.module()``'s, 0 refusals of what ``ep.module()`` runs, every
+refusal through symshape's loader in the contract's words. Under torch's own loader a symshape
+package still runs what the graph cannot assert: where torch gave two dims one symbol (kv step,
+doubled, part of prefix and tiny encoder) the relation between them is no expression of the
+graph's symbols. That gap is structural; the contract, checked by symshape's loader (or by
+AOTInductor's ``AOTI_RUNTIME_CHECK_INPUTS``), closes it.
+
+cost -- ``ep.module()`` with the asserts 1.0-1.2x the same graph without them (TinyEncoder
++0.04 ms); ``contract.check`` 6-18 us per call; an AOTI call through symshape's loader against
+torch's: TinyEncoder 0.044 vs 0.028 ms, GPT-2 1.0x, a Llama KV-cache step 1.14x.
 """
 
 from __future__ import annotations

@@ -18,7 +18,8 @@ from zero_one_models import (  # noqa: E402
 
 import export  # noqa: E402
 from export.api import traced  # noqa: E402
-from export.program.zero_one import graph_form, zero_one  # noqa: E402
+from export.program.graph_form import graph_form  # noqa: E402
+from export.program.zero_one import zero_one  # noqa: E402
 
 
 def _runs_like_eager(ep: export.SymshapeProgram, model: torch.nn.Module, *args: torch.Tensor) -> bool:

@@ -176,7 +176,7 @@ class ArchiveError(ExportError, ValueError):
 class TraceEnded(ExportError):
     """Internal, never reaches the user: a trace that will fail ended where torch would
     produce guards (:meth:`export.tracing.bridge.SolverBridge.on_traced`), before torch
-    builds its program; ``trace`` is what it left behind. :meth:`export.api.Exporter.trace`
+    builds its program; ``trace`` is what it left behind. :meth:`export.exporter.Exporter.trace`
     catches it."""
 
     def __init__(self, trace: Any) -> None:

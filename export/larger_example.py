@@ -55,7 +55,7 @@ T = TypeVar("T")
 
 
 class LargerExporter(Protocol):
-    """What this module needs of :class:`export.api.Exporter`: the example and the same
+    """What this module needs of :class:`export.exporter.Exporter`: the example and the same
     export on other example inputs."""
 
     @property

@@ -5,7 +5,7 @@ verification built: re-exporting with exactly what :meth:`SuggestedFixes.apply` 
 the verification, so the program it yields is the one the user would get by re-exporting
 (``err.fixes.program``; no second trace needed). :class:`ReExporter` is what diagnosis needs
 of the export it diagnoses to re-run it (another spec, other example inputs; the pipeline
-:class:`export.api.Exporter` is one); :func:`verify` re-exports a fix the way the user would,
+:class:`export.exporter.Exporter` is one); :func:`verify` re-exports a fix the way the user would,
 :func:`offered` builds the program a diagnosis offers.
 """
 
@@ -34,7 +34,7 @@ class ReExporter(Protocol):
     its example ``args``/``kwargs``, re-running it with another spec (:meth:`run`,
     :meth:`check`) or other example inputs (:meth:`with_example`), and reading a user's
     spec form as ``export`` does (:meth:`parse`). Every re-export raises what ``export``
-    raises. :class:`export.api.Exporter` is one (fixes and diagnose sit below the API and
+    raises. :class:`export.exporter.Exporter` is one (fixes and diagnose sit below the API and
     never import it)."""
 
     @property

@@ -121,11 +121,11 @@ class PositionTable(torch.nn.Module):
 def test_a_batch_1_example_next_to_a_range_cause_gets_one_verified_fix_for_both(monkeypatch) -> None:
     """The 0/1 dim goes static inside the general fix, verified once: the diagnosis
     re-exports twice (the probe with a larger example, the fix), not once per partial fix."""
-    from export import api
+    from export.exporter import Exporter
 
     traced = []
-    real = api.Exporter.trace
-    monkeypatch.setattr(api.Exporter, "trace", lambda *a, **k: traced.append(1) or real(*a, **k))
+    real = Exporter.trace
+    monkeypatch.setattr(Exporter, "trace", lambda *a, **k: traced.append(1) or real(*a, **k))
     spec = lambda: {"x": {0: Dim("b"), 1: Dim("s")}}  # noqa: E731
     model, x = PositionTable(), torch.randn(1, 5, 8)
     with pytest.raises(export.ConstraintViolationError) as info:
@@ -147,11 +147,11 @@ def test_a_batch_1_example_next_to_a_range_cause_keeps_the_batch_dynamic_by_defa
     """By default the export traces at batch 2: the error is the range cause alone, and its
     fix (verified at that example) keeps the batch dynamic; re-exporting with it in one call
     gives the program that runs batch 1, 2, 5."""
-    from export import api
+    from export.exporter import Exporter
 
     traced = []
-    real = api.Exporter.trace
-    monkeypatch.setattr(api.Exporter, "trace", lambda *a, **k: traced.append(1) or real(*a, **k))
+    real = Exporter.trace
+    monkeypatch.setattr(Exporter, "trace", lambda *a, **k: traced.append(1) or real(*a, **k))
     spec = lambda: {"x": {0: Dim("b"), 1: Dim("s")}}  # noqa: E731
     model, x = PositionTable(), torch.randn(1, 5, 8)
     with pytest.raises(export.ConstraintViolationError) as info:

@@ -12,7 +12,7 @@ import torch
 from torch.export import Dim
 
 import export
-import export.api as api
+import export.exporter as exporter
 
 
 class Slice6(torch.nn.Module):
@@ -27,13 +27,13 @@ class Broadcast(torch.nn.Module):
 
 def _counting(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     calls: list[int] = []
-    real = api.finish
+    real = exporter.finish
 
     def counted(ep: Any, trace: Any, *rest: Any) -> Any:
         calls.append(1)
         return real(ep, trace, *rest)
 
-    monkeypatch.setattr(api, "finish", counted)
+    monkeypatch.setattr(exporter, "finish", counted)
     return calls
 
 

@@ -13,7 +13,7 @@ import torch
 from torch.export import Dim
 
 import export
-from export import api
+from export.exporter import Exporter
 
 
 def _export(model: Any, args: tuple[Any, ...], **kw: Any) -> tuple[Any, list[str]]:
@@ -31,13 +31,13 @@ def _like_eager(ep: Any, model: Any, *args: torch.Tensor) -> bool:
 def traces(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
     """One entry per routed trace (True: a boundary re-trace)."""
     out: list[bool] = []
-    real = api.Exporter.trace
+    real = Exporter.trace
 
     def counted(self: Any, spec: Any, *, keep_zero_one: bool = False, early: bool = False) -> Any:
         out.append(keep_zero_one)
         return real(self, spec, keep_zero_one=keep_zero_one, early=early)
 
-    monkeypatch.setattr(api.Exporter, "trace", counted)
+    monkeypatch.setattr(Exporter, "trace", counted)
     return out
 
 

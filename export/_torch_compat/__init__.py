@@ -36,7 +36,11 @@ module per concern:
   :func:`is_derived_dim`);
 * :mod:`~export._torch_compat.spec214` -- the ``dynamic_shapes`` forms new in torch 2.14;
 * :mod:`~export._torch_compat.executorch_support` -- :func:`size_upper_bound`: a size's largest
-  value, as ExecuTorch's memory planning needs it (:mod:`export.deploy.executorch`).
+  value, as ExecuTorch's memory planning needs it (:mod:`export.deploy.executorch`);
+* :mod:`~export._torch_compat.neutral` -- the source-keyed 0/1 tables (``NEUTRAL_SITES`` ...,
+  transformers' ``CONDITIONAL_SITES``), each entry gated by the fingerprint of the function it
+  sits in, their matchers and frame readers for :mod:`export.tracing.sites`, and
+  :func:`zero_one_entries`, every entry's state on the running release.
 """
 
 from __future__ import annotations
@@ -89,6 +93,27 @@ from export._torch_compat.pytree import (  # noqa: E402
 )
 from export._torch_compat.routing import RoutingShapeEnv  # noqa: E402
 from export._torch_compat.executorch_support import size_upper_bound  # noqa: E402
+from export._torch_compat.neutral import (  # noqa: E402
+    CHECK_FUNCTIONS,
+    CONDITIONAL_SITES,
+    NEUTRAL_FUNCTIONS,
+    NEUTRAL_OPS,
+    NEUTRAL_SITES,
+    STRIDE_ORDER_SITES,
+    SYMBOLIC_MACHINERY,
+    Conditional,
+    ZeroOneEntry,
+    conditional_detail,
+    conditional_why,
+    frame_detail,
+    function_detail,
+    function_why,
+    op_detail,
+    op_why,
+    site_why,
+    stride_order_why,
+    zero_one_entries,
+)
 from export._torch_compat.refusals import explain_refusals  # noqa: E402
 from export._torch_compat.tracer_errors import (  # noqa: E402
     dynamo_explanation,
@@ -185,6 +210,11 @@ __all__ = [
     "is_derived_dim",
     "int_wrapper_value",
     "size_upper_bound",
+    # the source-keyed 0/1 tables (export.tracing.sites)
+    "NEUTRAL_SITES", "STRIDE_ORDER_SITES", "NEUTRAL_OPS", "NEUTRAL_FUNCTIONS", "CONDITIONAL_SITES", "Conditional",
+    "SYMBOLIC_MACHINERY", "CHECK_FUNCTIONS", "site_why", "stride_order_why", "op_why", "function_why",
+    "conditional_why", "frame_detail", "op_detail", "function_detail", "conditional_detail", "zero_one_entries",
+    "ZeroOneEntry",
     # dynamic_shapes forms new in torch 2.14
     "is_shapes_spec", "decorated_dynamic_shapes", "shapes_spec_leaves", "shapes_spec_assumptions",
     "spec_symbol_range", "normalize_kwargs_shapes", "decorator_resolved",

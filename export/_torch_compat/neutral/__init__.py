@@ -18,11 +18,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from types import FrameType
 
+from export._torch_compat.neutral import library_sites, torch_sites
 from export._torch_compat.neutral.entry import Conditional, Entry, SiteLike
 from export._torch_compat.neutral.fingerprint import Scope, fingerprint_source, installed_fingerprint
 from export._torch_compat.neutral.library_sites import (CONDITIONAL_ENTRIES, CONDITIONAL_FUNCTIONS, CONDITIONAL_SITES,
                                                        conditional_detail, conditional_why)
-from export._torch_compat.neutral.torch_sites import (CHECK_FUNCTIONS, ENTRIES, FUNCTION_PREFIX, NEUTRAL_FUNCTIONS,
+from export._torch_compat.neutral.torch_sites import (CHECK_FUNCTIONS, FUNCTION_PREFIX, NEUTRAL_FUNCTIONS,
                                                      NEUTRAL_OPS, NEUTRAL_SITES, OP_PREFIX, STRIDE_ORDER_SITES,
                                                      SYMBOLIC_MACHINERY, entry_problem, release_of,
                                                      function_detail, function_why, op_detail, op_why, site_why,
@@ -30,8 +31,8 @@ from export._torch_compat.neutral.torch_sites import (CHECK_FUNCTIONS, ENTRIES, 
 
 __all__ = ["ZeroOneEntry", "zero_one_entries", "Entry", "Conditional", "Scope", "SiteLike", "entry_problem",
            "fingerprint_source", "installed_fingerprint", "NEUTRAL_SITES", "STRIDE_ORDER_SITES", "NEUTRAL_OPS",
-           "NEUTRAL_FUNCTIONS", "CONDITIONAL_SITES", "OP_PREFIX", "FUNCTION_PREFIX", "SYMBOLIC_MACHINERY",
-           "CHECK_FUNCTIONS", "frame_detail", "op_detail", "function_detail", "conditional_detail", "site_why",
+           "NEUTRAL_FUNCTIONS", "CONDITIONAL_SITES", "CONDITIONAL_ENTRIES", "OP_PREFIX", "FUNCTION_PREFIX",
+           "SYMBOLIC_MACHINERY", "CHECK_FUNCTIONS", "frame_detail", "op_detail", "function_detail", "conditional_detail", "site_why",
            "stride_order_why", "op_why", "function_why", "conditional_why"]
 
 
@@ -86,7 +87,7 @@ def zero_one_entries() -> tuple[ZeroOneEntry, ...]:
     'STRIDE_ORDER_SITES torch/_prims_common/__init__.py:__lt__:'
     """
     out: list[ZeroOneEntry] = []
-    for entry in (*ENTRIES, *CONDITIONAL_ENTRIES):
+    for entry in (*torch_sites.ENTRIES, *library_sites.CONDITIONAL_ENTRIES):  # read now, as the lookups do
         release = release_of(entry.scopes[0])  # an entry's scopes are of one library
         out.append(ZeroOneEntry(entry, release, tuple(s.recorded(release) for s in entry.scopes),
                                 tuple(installed_fingerprint(s.module, s.qualname) for s in entry.scopes),

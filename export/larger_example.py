@@ -32,11 +32,11 @@ from typing import Any, Protocol, TypeVar
 from export.diagnose.probe import candidate_sizes, enlarged_inputs
 from export.errors import ConstraintViolationError, InputError, SymshapeWarning
 from export.fixes.suggested import SuggestedFixes
-from export.program.analysis import range_text
 from export.program.exported import SymshapeProgram, amend, report_of
 from export.spec.inputs import Inputs
 from shapes.affine import Affine
 from shapes.errors import SpecError
+from shapes.ranges import range_text
 from shapes.spec import DimDecl, InputDim, Spec
 
 __all__ = ["MODES", "TRACE_LARGER", "RAISE", "check_mode", "zero_one_dims", "run_larger", "check_larger",

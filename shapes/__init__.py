@@ -8,25 +8,14 @@ __version__ = "0.1.0"
 """symshape's version (the same in ``shapes``, ``solver``, ``export`` and pyproject.toml)."""
 
 from shapes.affine import Affine, linear_terms, parse_affine
+from shapes.classic import ClassicConstraint, ClassicDim, ClassicEquality, ClassicExpr, dynamic_dim, from_classic
 from shapes.errors import ParseError, ShapesError, SpecError, UnsupportedExpressionError
 from shapes.expr import FloorDiv, canonical, check_supported, evaluate, int_symbol, symbols_of
 from shapes.parse import parse_expr
 from shapes.printing import to_python, to_text
+from shapes.ranges import CLASSIC_MAX, CLASSIC_MIN
 from shapes.relation import as_difference, is_relation, negate
-from shapes.spec import (
-    CLASSIC_MAX,
-    CLASSIC_MIN,
-    ClassicConstraint,
-    ClassicDim,
-    ClassicEquality,
-    ClassicExpr,
-    DimDecl,
-    InputDim,
-    RootDim,
-    Spec,
-    dynamic_dim,
-    from_classic,
-)
+from shapes.spec import DimDecl, InputDim, RootDim, Spec
 
 __all__ = [
     "CLASSIC_MAX",

@@ -29,6 +29,7 @@ from typing import Union
 import sympy
 
 from shapes.expr import int_symbol
+from shapes.ranges import range_text
 from solver.truth import Reason, Truth
 
 from solver.engine import Solver
@@ -60,7 +61,7 @@ class RangeFix:
         return out + ([] if self.hi is None else [sympy.Le(self.symbol, self.hi)])
 
     def describe(self) -> str:
-        return f"{self.symbol} in [{self.lo if self.lo is not None else '-inf'}, {self.hi if self.hi is not None else 'inf'}]"
+        return f"{self.symbol} in {range_text(self.lo, self.hi)}"
 
 
 @dataclass(frozen=True, slots=True)

@@ -33,7 +33,8 @@ from export.cli.check import add_check_parser
 from export.spec.inputs import Inputs, Leaf
 from export.spec.dynamic_shapes import dynamic_shapes_tree, torch_derived
 from shapes.affine import Affine, parse_affine
-from shapes.spec import ClassicRecord, InputDim, dynamic_dim
+from shapes.classic import ClassicRecord, dynamic_dim
+from shapes.spec import InputDim
 
 __all__ = ["PROG", "HINTS", "UsageError", "DynamicArg", "ExampleArg", "Path", "build_parser", "parse_dynamic",
            "parse_example", "parse_path", "root_name", "affine_dim", "dynamic_shapes_of", "constraints_of",

@@ -12,7 +12,8 @@ from typing import Any
 import networkx as nx
 import sympy
 
-from export.program.analysis import Analysis, range_text
+from export.program.analysis import Analysis
+from shapes.ranges import range_text
 
 __all__ = ["constraint_graph", "to_dot"]
 

@@ -18,11 +18,12 @@ from collections.abc import Iterable
 from typing import Any, TextIO
 
 from export.program.archive import first_line
-from export.program.analysis import analyse, range_text
+from export.program.analysis import analyse
 from export.diagnose.replayed import problem_document
 from export.cli.args import UsageError
 from export.errors import ExportError
 from export.program.exported import load
+from shapes.ranges import range_text
 from solver import SolverError
 from solver.service import replay
 

@@ -10,11 +10,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, TextIO
 
-from export.program.analysis import Analysis, range_text
+from export.program.analysis import Analysis
 from export.program.document import CLI_KEYS, empty_document, error_document
 from export.errors import ConstraintViolationError, DataDependentError
 from export.spec.inputs import Inputs
 from export.program.exported import SymshapeProgram
+from shapes.ranges import range_text
 
 __all__ = ["input_shapes", "export_document", "error_doc", "print_report"]
 

@@ -23,7 +23,8 @@ from export.program.exported import SymshapeProgram
 from export.program.refusals import CHECK
 from export.spec.dynamic_shapes import torch_dynamic_shapes
 from shapes.affine import Affine
-from shapes.spec import Spec, dynamic_dim as classic_dim
+from shapes.classic import dynamic_dim as classic_dim
+from shapes.spec import Spec
 from solver import Fixes
 
 __all__ = ["ReExporter", "SuggestedFixes", "offered", "user_form", "verify"]

@@ -3,7 +3,7 @@
 The report needs the final solver (classes, relations, bounds, explanations) with display
 names: input dims as ``x.size(0)``, the user's Dim names, and the spec's internal roots (a classic
 ``dynamic_dim(x, 0)`` is the root ``x_0``) as the input dim they stand for (:func:`internal_roots`).
-Bounds from the classic default maximum (``2**63 - 2``) are shown as ``inf`` (:func:`shapes.spec.open_max`). A program exported in this process keeps it (:attr:`SymshapeProgram.symshape_solver`),
+Bounds from the classic default maximum (``2**63 - 2``) are shown as ``inf`` (:func:`shapes.ranges.range_text`). A program exported in this process keeps it (:attr:`SymshapeProgram.symshape_solver`),
 and :class:`Analysis` reads that one; only a failed export or a loaded program, which carry the
 solver problem as JSON, rebuild it by replaying the problem (:func:`analyse`).
 """
@@ -15,11 +15,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from shapes.printing import to_python
-from shapes.spec import InputDim, classic_name, open_max
+from shapes.spec import InputDim, classic_name
 from solver import Solver
 from solver.service import from_json
 
-__all__ = ["Analysis", "analyse", "INPUT_DIM", "range_text", "internal_roots", "congruence_texts"]
+__all__ = ["Analysis", "analyse", "INPUT_DIM", "internal_roots", "congruence_texts"]
 
 INPUT_DIM = re.compile(r"^(?P<leaf>.+)\.size\((?P<dim>\d+)\)$")
 """A solver symbol's source naming an input dim: ``x.size(0)``."""
@@ -28,16 +28,6 @@ INPUT_DIM = re.compile(r"^(?P<leaf>.+)\.size\((?P<dim>\d+)\)$")
 def analyse(problem: Mapping[str, Any]) -> Analysis:
     """The solver state of an export, from its problem (JSON, as the program carries it)."""
     return Analysis(problem, from_json(problem))
-
-
-def range_text(lo: int | None, hi: int | None) -> str:
-    """``[lo, hi]`` with ``-inf``/``inf`` for open sides (and for the classic default maximum).
-
-    >>> range_text(2, 9223372036854775806), range_text(None, 4)
-    ('[2, inf]', '[-inf, 4]')
-    """
-    hi = open_max(hi)
-    return f"[{'-inf' if lo is None else lo}, {'inf' if hi is None else hi}]"
 
 
 def congruence_texts(solver: Solver, names: Mapping[Any, str]) -> tuple[str, ...]:

@@ -18,7 +18,7 @@ from typing import Any
 from export.errors import ConstraintViolationError, DataDependentError
 from export.program.analysis import Analysis, analyse, congruence_texts
 from export.spec.render import render_flags
-from shapes.spec import open_max
+from shapes.ranges import open_max
 
 __all__ = ["SCHEMA", "KEYS", "CLI_KEYS", "STATUSES", "document", "program_document", "error_document",
            "empty_document", "fixes_document", "solver_fields"]

@@ -31,6 +31,7 @@ import sympy
 
 from export.errors import InputError
 from export.program.words import guard_words
+from shapes.ranges import range_text
 from solver import DECLARED, Fact, Solver, Truth
 
 __all__ = ["refusal_text", "input_sizes", "KeptCheck", "CHECK", "RAISE", "check_relations_mode", "kept_warning"]
@@ -109,7 +110,7 @@ def _name(info: Any) -> str:
 
 
 def _range(info: Any) -> str:
-    return f"{_name(info)} in [{info.lo if info.lo is not None else '-inf'}, {info.hi if info.hi is not None else 'inf'}]"
+    return f"{_name(info)} in {range_text(info.lo, info.hi)}"
 
 
 def _reason(fact: Fact, solver: Solver, names: Mapping[sympy.Symbol, str], values: Mapping[sympy.Symbol, int]) -> str:

@@ -17,6 +17,7 @@ import sympy
 from export.tracing.trace import Trace, relation_text, spec_or_positive
 from shapes.expr import FloorDiv
 from shapes.printing import to_python
+from shapes.ranges import range_text
 from solver import Fact, Reason, Solver, SolverError, Truth
 
 __all__ = ["congruence_words", "plain_words", "specialized_words", "interval_words", "guard_words", "REQUIRES"]
@@ -116,7 +117,7 @@ def interval_words(base: Solver, rel: sympy.Basic, names: Mapping[sympy.Symbol, 
     if lo is not None and lo == hi:
         return f"{name} must be {lo}"
     if lo != before[0] and hi != before[1]:
-        return f"{name} must be in [{lo}, {hi}]"
+        return f"{name} must be in {range_text(lo, hi)}"
     return f"{name} must be >= {lo}" if lo != before[0] else f"{name} must be <= {hi}"
 
 

@@ -19,16 +19,9 @@ import torch
 from export.errors import ClassicOperatorError, InputError
 from export.spec.inputs import Inputs, Leaf
 from shapes.errors import SpecError
-from shapes.spec import (
-    CLASSIC_MIN,
-    ClassicConstraint,
-    ClassicDim,
-    ClassicEquality,
-    ClassicExpr,
-    InputDim,
-    Spec,
-    from_classic,
-)
+from shapes.classic import ClassicConstraint, ClassicDim, ClassicEquality, ClassicExpr, from_classic
+from shapes.ranges import CLASSIC_MIN
+from shapes.spec import InputDim, Spec
 
 __all__ = ["dynamic_dim", "ClassicTerm", "from_constraints", "TOKEN"]
 
@@ -66,7 +59,7 @@ def _operator(op: str, shown: str) -> Callable[[ClassicTerm, Any], Any]:
 
 class ClassicTerm:
     """A classic ``dynamic_dim(t, i)`` (or ``a * dynamic_dim(t, i) + b``, or a constraint
-    built from them) as the user holds it: the core's record (:class:`shapes.spec.ClassicDim`,
+    built from them) as the user holds it: the core's record (:class:`shapes.classic.ClassicDim`,
     ``ClassicExpr``, ``ClassicConstraint``, ``ClassicEquality``) behind the same operators
     and attributes, whose refusals (``d >= 2.5``, ``d * -1``, ``d == d``, ``d + 1.5``) are
     :class:`export.errors.ClassicOperatorError` (an InputError and a TypeError).
@@ -125,7 +118,7 @@ def _untokened(text: str) -> str:
 
 
 def from_constraints(inputs: Inputs, constraints: Iterable[Any]) -> Spec:
-    """Normalize classic constraints (see :func:`shapes.spec.from_classic`) after naming
+    """Normalize classic constraints (see :func:`shapes.classic.from_classic`) after naming
     the tensors they refer to by their input names."""
     records = [_resolve(inputs, c, i) for i, c in enumerate(constraints)]
     records += _copies_equal(inputs, records)

@@ -26,6 +26,7 @@ from export.errors import InputError
 from export.spec.inputs import Inputs, leaf_name
 from shapes.affine import Affine
 from shapes.errors import SpecError
+from shapes.ranges import range_text
 from shapes.spec import DimDecl, InputDim, RootDim, Spec
 
 __all__ = ["from_dynamic_shapes", "resolve_dynamic_shapes", "validate",
@@ -329,7 +330,7 @@ class _ModernBuilder:
         if kind == "STATIC":
             if (lo is not None and size < lo) or (hi is not None and size > hi):
                 raise InputError(f"Dim.STATIC{_bounds_text(lo, hi)} for {d}: the example size {size} is outside "
-                                 f"[{lo if lo is not None else 0}, {hi if hi is not None else 'inf'}], and a static "
+                                 f"{range_text(0 if lo is None else lo, hi)}, and a static "
                                  f"dim keeps its example size: give an example in that range, or other bounds")
             return
         text = f"Dim.{kind}" + (_bounds_text(lo, hi) if (lo, hi) != (None, None) else "")

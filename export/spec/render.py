@@ -18,7 +18,8 @@ import torch
 
 from export.spec.inputs import Inputs
 from shapes.printing import to_python
-from shapes.spec import CLASSIC_MIN, InputDim, RootDim, Spec, open_max
+from shapes.ranges import CLASSIC_MIN, open_max
+from shapes.spec import InputDim, RootDim, Spec
 
 __all__ = ["render_modern", "render_classic", "render_checks", "render_flags", "dim_text", "shown_max"]
 

@@ -31,6 +31,7 @@ from typing import Any, BinaryIO, TextIO
 from shapes.contract import Contract, ContractDim, ContractInput, Refusal
 from shapes.contract_files import read_contract
 from shapes.errors import ShapesError
+from shapes.ranges import range_text
 from solver.errors import SolverError
 from solver.service.check import Sizes, Verdict, parse_shape_arg, verdict_of_items
 
@@ -165,7 +166,7 @@ def contract_text(contract: Contract, file: str) -> str:
     nw = max((len(d.name) for d in contract.dims), default=0)
     dw = max((len(d.dim or "-") for d in contract.dims), default=0)
     _section(lines, "Dims (name, Dim, range):",
-             [f"{d.name.ljust(nw)}  {(d.dim or '-').ljust(dw)}  {_range(d)}" for d in contract.dims])
+             [f"{d.name.ljust(nw)}  {(d.dim or '-').ljust(dw)}  {range_text(d.lo, d.hi)}" for d in contract.dims])
     _section(lines, "Conditions (the program relies on each):",
              [Refusal(c, ()).text() for c in contract.conditions])
     _section(lines, "Runtime checks (the program itself makes these, on data-dependent values):",
@@ -192,7 +193,3 @@ def _input_text(entry: ContractInput, dims: dict[str, ContractDim]) -> str:
     if entry.kind == "other":
         return "(not a tensor or an int: not checked)"
     return f"[{', '.join(size(s) for s in entry.shape)}]" + (f" {entry.dtype}" if entry.dtype else "")
-
-
-def _range(d: ContractDim) -> str:
-    return f"[{'-inf' if d.lo is None else d.lo}, {'inf' if d.hi is None else d.hi}]"

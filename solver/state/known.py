@@ -33,6 +33,7 @@ import sympy
 
 from shapes.errors import UnsupportedExpressionError
 from shapes.expr import canonical, canonical_name, check_supported, evaluate, int_symbol
+from shapes.ranges import range_text
 from shapes.relation import RELATION_TYPES, as_difference
 from solver.kernel import enumeration
 from solver.kernel import normal_form
@@ -84,7 +85,7 @@ def _check_declaration(name: str, lo: int | None, hi: int | None, hint: int | No
     if hint is not None and not ((lo is None or lo <= hint) and (hi is None or hint <= hi)):
         raise HintMismatchError(
             f"symbol {source or name!r}: example value {hint} is outside its declared range "
-            f"[{lo}, {'inf' if hi is None else hi}]"
+            f"{range_text(lo, hi)}"
         )
 
 
@@ -147,7 +148,7 @@ class State:
             [sympy.Le(sym, hi, evaluate=False)] if hi is not None else [])
         if parts:
             rel = _both(*parts) if len(parts) == 2 else parts[0]
-            text = f"{source or name} in [{lo if lo is not None else '-inf'}, {hi if hi is not None else 'inf'}]"
+            text = f"{source or name} in {range_text(lo, hi)}"
             self.facts.append(Fact(rel, Reason("spec", text, op=DECLARED), len(self.facts)))
             self.smt.add(rel)
         self.hints[sym] = hint if hint is not None else _in_range(lo, hi)

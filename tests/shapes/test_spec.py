@@ -1,4 +1,5 @@
-"""Tests for shapes.spec: the normalized spec, the classic normaliser and the classic records."""
+"""Tests for shapes.spec (the normalized spec) and shapes.classic (the classic normaliser and the
+classic records)."""
 
 from __future__ import annotations
 
@@ -8,20 +9,9 @@ import pytest
 import sympy
 
 from shapes import SpecError, int_symbol
-from shapes.spec import (
-    CLASSIC_MAX,
-    CLASSIC_MIN,
-    ClassicConstraint,
-    ClassicDim,
-    ClassicEquality,
-    DimDecl,
-    InputDim,
-    RootDim,
-    Spec,
-    classic_name,
-    dynamic_dim,
-    from_classic,
-)
+from shapes.classic import ClassicConstraint, ClassicDim, ClassicEquality, dynamic_dim, from_classic
+from shapes.ranges import CLASSIC_MAX, CLASSIC_MIN
+from shapes.spec import DimDecl, InputDim, RootDim, Spec, classic_name
 
 x0, x1, y0, z0 = InputDim("x", 0), InputDim("x", 1), InputDim("y", 0), InputDim("z", 0)
 
@@ -74,6 +64,16 @@ def test_spec_validate(sizes, message) -> None:  # type: ignore[no-untyped-def]
         return
     with pytest.raises(SpecError, match=message):
         _modern().validate(sizes.__getitem__)
+
+
+def test_spec_validate_reads_the_classic_default_maximum_as_inf() -> None:
+    """The range in the message is the one every message shows (shapes.ranges.range_text): the
+    classic default maximum is ``inf``, not ``9223372036854775806`` (issue 34: the copy here
+    printed it)."""
+    spec = from_classic([dynamic_dim("x", 0) >= 2])
+    with pytest.raises(SpecError, match=r"x_0 = 1 is not in \[2, inf\]; use an example") as info:
+        spec.validate({x0: 1}.__getitem__)
+    assert str(CLASSIC_MAX) not in str(info.value)
 
 
 # -- the classic normaliser -----------------------------------------------------------------

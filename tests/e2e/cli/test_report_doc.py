@@ -15,9 +15,7 @@ from torch.export import Dim
 
 import export
 from export.cli import main
-from export.program.analysis import range_text
 from export.program.document import CLI_KEYS, KEYS, SCHEMA
-from shapes.spec import open_max
 from json_schema import validate
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -118,14 +116,7 @@ def test_replay_violations_are_the_export_causes(tmp_path: Path) -> None:
 
 # -- user-facing text: no internal names, no 2**63 - 2 ---------------------------------------------
 
-@pytest.mark.parametrize(("lo", "hi", "text"), [
-    (2, 64, "[2, 64]"), (2, None, "[2, inf]"), (2, 2**63 - 2, "[2, inf]"), (8, 2**63 - 8, "[8, inf]"),
-    (None, 4, "[-inf, 4]"), (0, 2**40, f"[0, {2**40}]"),
-])
-def test_range_text(lo: int | None, hi: int | None, text: str) -> None:
-    assert range_text(lo, hi) == text
-    assert (open_max(hi) is None) == text.endswith("inf]")
-
+# (a range as text: tests/shapes/test_ranges.py)
 
 TEXT_CASES = [
     # (argv, lines the report must show, texts it must not)

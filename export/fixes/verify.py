@@ -19,7 +19,7 @@ from export.errors import ConstraintViolationError, ExportError
 from export.fixes.apply import FixedSpec, apply_fixes
 from export.program.floor_policy import floor_policy, is_floor
 from export.program.exported import SymshapeProgram
-from export.spec.render import render_checks, render_classic, render_modern
+from export.spec.render import dim_text, render_checks, render_classic, render_modern
 from export.fixes.suggested import ReExporter, SuggestedFixes, verify
 from export.program.refusals import CHECK
 from export.program.zero_one import zero_one
@@ -115,7 +115,7 @@ def suggest_fixes(trace: Trace, exporter: ReExporter | None, static: Sequence[In
         records = Fixes(records.items + tuple(SpecializeFix(trace.dim_syms[d], inputs.size(d)) for d in static),
                         records.verified)
     fixed, passed, program = _verified(trace, fixed, exporter)
-    names = {sym: f"{d.input_name}.shape[{d.dim}]" for d, sym in trace.dim_syms.items()}
+    names = {sym: dim_text(d) for d, sym in trace.dim_syms.items()}
     # apply() returns the spec without the checks: verified when no check is needed, or when
     # the re-export keeps them as runtime checks (dim_relations="check")
     kept = exporter is not None and exporter.dim_relations == CHECK

@@ -24,6 +24,7 @@ from torch.export import Dim
 from export import _torch_compat as tc
 from export.errors import InputError
 from export.spec.inputs import Inputs, leaf_name
+from export.spec.render import dim_call
 from shapes.affine import Affine
 from shapes.errors import SpecError
 from shapes.ranges import range_text
@@ -351,7 +352,7 @@ class _ModernBuilder:
         lo = 0 if lo is None else lo
         if hi is not None and lo > hi:
             raise InputError(f"{what} has min={lo} > max={hi}")
-        root = RootDim(name, lo, hi, _dim_text(name, lo, hi))
+        root = RootDim(name, lo, hi, dim_call(name, lo, hi))
         seen = self.roots.get(name)
         if seen is not None and (seen.lo, seen.hi) != (root.lo, root.hi):
             raise InputError(f"two different Dims are named {name!r} ({seen.text} and {root.text}); "
@@ -386,11 +387,6 @@ def _bound(value: Any, which: str, what: str) -> int | None:
 
 def _bounds_text(lo: int | None, hi: int | None) -> str:
     return "(" + ", ".join(([f"min={lo}"] if lo is not None else []) + ([f"max={hi}"] if hi is not None else [])) + ")"
-
-
-def _dim_text(name: str, lo: int, hi: int | None) -> str:
-    parts = [repr(name)] + ([f"min={lo}"] if lo else []) + ([f"max={hi}"] if hi is not None else [])
-    return f"Dim({', '.join(parts)})"
 
 
 def _children(value: Any) -> list[tuple[Any, Any]] | None:

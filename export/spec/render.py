@@ -21,7 +21,7 @@ from shapes.printing import to_python
 from shapes.ranges import CLASSIC_MIN, open_max
 from shapes.spec import InputDim, RootDim, Spec
 
-__all__ = ["render_modern", "render_classic", "render_checks", "render_flags", "dim_text", "shown_max"]
+__all__ = ["render_modern", "render_classic", "render_checks", "render_flags", "dim_text", "dim_call", "shown_max"]
 
 def shown_max(root: RootDim, spec: Spec) -> int | None:
     """``root.hi`` as the fix shows it: None when it (or a dim derived from it, at that value)
@@ -41,7 +41,12 @@ def dim_text(d: InputDim) -> str:
     return d.input_name if d.dim is None else f"{d.input_name}.shape[{d.dim}]"
 
 
-def _dim_call(name: str, lo: int | None, hi: int | None) -> str:
+def dim_call(name: str, lo: int | None, hi: int | None) -> str:
+    """The ``Dim(...)`` call that declares a root ``name`` in ``[lo, hi]`` (``hi`` None: no max).
+
+    >>> dim_call("b", 0, None), dim_call("s", 2, 64), dim_call("n", None, 8)
+    ("Dim('b')", "Dim('s', min=2, max=64)", 'Dim.DYNAMIC(max=8)')
+    """
     if lo is None:  # an int input with no lower bound: torch takes that only as Dim.DYNAMIC
         return "Dim.DYNAMIC" + (f"(max={hi})" if hi is not None else "")
     parts = [repr(name)] + ([f"min={lo}"] if lo != 0 else []) + ([f"max={hi}"] if hi is not None else [])
@@ -53,7 +58,7 @@ def render_modern(spec: Spec, inputs: Inputs) -> str:
     lines = ["from torch.export import Dim", ""]
     names = {r.symbol: r.name for r in spec.roots}
     for r in spec.roots:
-        lines.append(f"{r.name} = {_dim_call(r.name, r.lo, shown_max(r, spec))}")
+        lines.append(f"{r.name} = {dim_call(r.name, r.lo, shown_max(r, spec))}")
     per_leaf: dict[str, dict[int | None, str]] = {}
     for decl in spec.decls:
         text = decl.text if decl.expr is None else to_python(decl.expr, names)

@@ -27,6 +27,7 @@ from export.program.zero_one import zero_one
 from export.tracing.bridge import SolverBridge
 from export.tracing.sites import Site, asking_site, resolve
 from export.tracing.trace import FLOOR_OP, Trace
+from deploy_models import TinyEncoder  # README.md's (examples/demo.py's) model
 from trace_builder import (TORCH_ROOT, Frame, TraceBuilder, recorded_op_site, torch_site, torch_function_site,
                            user_site)
 
@@ -112,20 +113,6 @@ def _reshape(x: torch.Tensor) -> torch.Tensor:
 
 def _branch(x: torch.Tensor) -> torch.Tensor:
     return x * 2 if x.shape[0] == 1 else x + 1
-
-
-class TinyEncoder(torch.nn.Module):  # README.md's (examples/demo.py's) model
-    def __init__(self) -> None:
-        super().__init__()
-        self.pos = torch.nn.Parameter(torch.randn(128, 16))
-        self.proj = torch.nn.Linear(16, 16)
-
-    def forward(self, tokens: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-        b, s, d = tokens.shape
-        x = tokens + self.pos[:s]
-        x = x * mask.unsqueeze(-1)
-        x = x.reshape(b, s // 4, 4, d).mean(dim=2)
-        return self.proj(x)
 
 
 def _tiny(spec: str) -> tuple[Any, tuple[Any, ...], Any]:

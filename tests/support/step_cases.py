@@ -1,0 +1,46 @@
+"""Small traces shared by the step modules' own test files (``tests/export/<pkg>/test_<module>.py``),
+built by hand through the real bridge (``trace_builder``, no torch.export), and the report's
+JSON schema (docs/report.schema.json)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import torch
+from torch.export import Dim
+
+from export.tracing.trace import Trace
+from trace_builder import TraceBuilder, user_site
+
+__all__ = ["REPORT_SCHEMA", "PINNED_LINE", "pinned_trace", "divisible_trace", "problem_of"]
+
+REPORT_SCHEMA: dict[str, Any] = json.loads(
+    (Path(__file__).resolve().parents[2] / "docs" / "report.schema.json").read_text(encoding="utf-8"))
+"""The report document's schema (every document any status gives must follow it)."""
+
+PINNED_LINE = "if x.shape[0] == 6:"
+
+
+def pinned_trace() -> Trace:
+    """``x`` (6, 3) with ``{0: Dim.DYNAMIC, 1: Dim("s")}``; ``model.py:10`` asks
+    ``x.size(0) == 6`` (:data:`PINNED_LINE`): the model pins the Dim.DYNAMIC dim to 6."""
+    b = TraceBuilder("x", (torch.randn(6, 3),), {"x": {0: Dim.DYNAMIC, 1: Dim("s")}})
+    b.ask("x.size(0) == 6", site=user_site(PINNED_LINE))
+    return b.trace()
+
+
+def divisible_trace(spec: Any = None) -> Trace:
+    """``x`` (3, 8) with ``{0: Dim("b"), 1: Dim("s")}`` (or ``spec``); ``model.py:14`` asks
+    ``x.size(1) % 4 == 0`` (``x.view(-1, 4)``): a guard the named ``s`` does not imply."""
+    b = TraceBuilder("x", (torch.randn(3, 8),), spec or {"x": {0: Dim("b"), 1: Dim("s")}})
+    b.ask("x.size(1) % 4 == 0", site=user_site("y = x.view(x.shape[0], -1, 4)", line=14))
+    return b.trace()
+
+
+def problem_of(trace: Trace) -> dict[str, Any]:
+    """The trace's solver problem as the JSON data a program or an error carries."""
+    text = trace.problem()
+    assert text is not None
+    return json.loads(text)  # type: ignore[no-any-return]

@@ -12,7 +12,7 @@ import torch
 from torch.export import ExportedProgram
 
 from export import _torch_compat as tc
-from export.errors import InconsistentDecisionError, InputError, SymshapeWarning
+from export.errors import InputError, SymshapeWarning
 from export.exporter import Exporter, spec_of
 from export.larger_example import TRACE_LARGER
 from export.program.exported import SymshapeProgram, amend
@@ -141,10 +141,7 @@ def traced(
     with tc.exclusive():
         exporter = Exporter.of(f, args, kwargs, opts)
         spec = spec_of(exporter.inputs, constraints, resolve_dynamic_shapes(f, args, kwargs, dynamic_shapes))
-        ep, trace = exporter.trace(spec)
-    if ep is None:
-        raise InconsistentDecisionError("a full trace ended without a program")
-    return ep, trace
+        return exporter.trace(spec)
 
 
 def _bridge_of(value: Any) -> SolverBridge | None:

@@ -173,17 +173,6 @@ class ArchiveError(ExportError, ValueError):
     plain sympy). The message names the archive, the member or field, and what is wrong."""
 
 
-class TraceEnded(ExportError):
-    """Internal, never reaches the user: a trace that will fail ended where torch would
-    produce guards (:meth:`export.tracing.bridge.SolverBridge.on_traced`), before torch
-    builds its program; ``trace`` is what it left behind. :meth:`export.exporter.Exporter.trace`
-    catches it."""
-
-    def __init__(self, trace: Any) -> None:
-        super().__init__("the trace ended early: it fails (internal; caught by the exporter)")
-        self.trace = trace
-
-
 class SymshapeWarning(UserWarning):
     """An export succeeded, but something about it deserves a look: a dim that became static
     because of its 0/1 example, or a branch decided only by torch's sizes-are->=2 assumption.

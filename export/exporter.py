@@ -23,13 +23,10 @@ from torch.export import ExportedProgram
 
 from export import _torch_compat as tc
 from export.diagnose.data_dependent import data_dependent_error
-from export.diagnose.dynamic_hints import specialized_error
-from export.diagnose.kept import Kept, KeptMemo
+from export.diagnose.judgement import Judgement, error_of, judge
 from export.diagnose.model_error import model_error
 from export.diagnose.probe import enlarged_inputs
-from export.diagnose.violations import violation_error
-from export.errors import (ConstraintViolationError, DataDependentError, ExportError, InconsistentDecisionError,
-                           InputError, SymshapeWarning, TraceEnded)
+from export.errors import ConstraintViolationError, DataDependentError, ExportError, InputError, SymshapeWarning
 from export.larger_example import TRACE_LARGER, check_larger, check_mode, run_larger, trace_stats
 from export.program.exported import SymshapeProgram, amend, finish, report_of
 from export.program.refusals import CHECK, check_relations_mode
@@ -44,7 +41,7 @@ from shapes.errors import SpecError
 from shapes.spec import InputDim, Spec
 from solver import HintMismatchError
 
-__all__ = ["Exporter", "spec_of"]
+__all__ = ["Exporter", "Failure", "Session", "spec_of"]
 
 _log = logging.getLogger("symshape")
 """Progress of the steps that trace again (the CLI prints it; ``logging`` users may too)."""
@@ -92,24 +89,53 @@ _LAYOUT_TRACE = "again without layout-only branches (the program mutates a tenso
 
 
 @dataclass(frozen=True, slots=True)
+class Failure:
+    """An error an export raised for a spec on an example: the ``error``, whether it is
+    ``final`` (a violation's fixes verified, or no violation), and the ``judgement`` of the
+    trace it came from (None: it failed to trace)."""
+
+    error: Exception
+    final: bool
+    judgement: Judgement | None
+
+
+@dataclass
+class Session:
+    """What one :func:`export.export` call builds up across its traces, shared by every
+    :class:`Exporter` of it (:meth:`Exporter.with_example`): the only mutable part of an
+    export, kept apart from the frozen :class:`Exporter`."""
+
+    traces: list[str] = field(default_factory=list)
+    """Why each trace was made, in order: a failed export's ``err.stats["traces"]`` /
+    ``["trace_reasons"]``."""
+    failures: dict[Any, Failure] = field(default_factory=dict)
+    """The errors already raised, by (spec, example sizes). The 0/1 probe of a batch-1 export
+    re-raises what the larger example raised instead of tracing it again, and a violation
+    first judged without verifying its fixes is verified from its judgement."""
+
+
+@dataclass(frozen=True, slots=True)
 class Exporter:
     """One export as a value: ``f`` (the nn.Module or function exported), its example
-    ``args``/``kwargs`` and their binding to ``f``'s signature (``inputs``), and the torch
-    ``options``. Its methods are the steps of an export, through the packages in order:
+    ``args``/``kwargs`` and their binding to ``f``'s signature (``inputs``), the torch
+    ``options`` and symshape's; its :class:`Session` holds what the export's traces build
+    up. Its methods are the steps of an export, through the packages in order:
 
     * :meth:`parse`: a user's ``constraints=`` / ``dynamic_shapes=`` form read into a Spec
       (``export.spec``);
     * :meth:`trace`: one routed torch.export trace, every guard asked of the solver, frozen
       into a Trace (``export.tracing``);
-    * :meth:`run`: the trace judged, then on success the program with the solver's ranges
+    * :meth:`judge`: the trace's one judgement, after the trace
+      (:mod:`export.diagnose.judgement`);
+    * :meth:`run`: traced and judged, then on success the program with the solver's ranges
       and the ``>= 2`` floors its 0/1 evidence leaves (``export.program``, whose boundary
-      re-traces are this exporter on a size-1 example); on failure the error
-      (``export.diagnose``) with its fixes (``export.fixes``), verified and probed by
-      re-exporting through this exporter: it is their
-      :class:`export.fixes.suggested.ReExporter`;
+      re-traces are :meth:`boundary_trace`); on failure the error (``export.diagnose``)
+      with its fixes (``export.fixes``), verified and probed by re-exporting through this
+      exporter: it is their :class:`export.fixes.suggested.ReExporter`;
     * :meth:`check`: what :meth:`run` raises, without building the program;
-    * :meth:`with_example`: the same exporter on other example inputs (the probe's larger
-      example, a boundary re-trace).
+    * :meth:`with_example`: the same export on other example inputs (the probe's larger
+      example, a boundary re-trace); :meth:`run_as_given` / :meth:`check_as_given`: run and
+      check on this example exactly (what :mod:`export.larger_example` calls).
 
     >>> from torch.export import Dim
     >>> exporter = Exporter.of(lambda x: x[:, 5:] * 2, (torch.randn(2, 8),))
@@ -132,41 +158,26 @@ class Exporter:
     inputs: Inputs
     zero_one_examples: str = TRACE_LARGER
     dim_relations: str = CHECK
-    traces: list[str] = field(default_factory=list, compare=False)
-    """Why each trace of this export was made, in order (shared with :meth:`with_example`):
-    a failed export's ``err.stats["traces"]`` / ``["trace_reasons"]``."""
-    failures: dict[Any, tuple[Exception, bool, Trace | None]] = field(default_factory=dict, compare=False)
-    """The errors already raised, by (spec, example sizes): the error, whether it is final
-    (a violation's fixes verified, or no violation), and the trace it came from (shared
-    with :meth:`with_example`). The 0/1 probe of a batch-1 export re-raises what the larger
-    example raised instead of tracing it again, and a violation first judged without
-    verifying its fixes is verified from its trace."""
-    kept: KeptMemo = field(default_factory=KeptMemo, compare=False)
-    """The relations kept as checks of the last trace judged (shared with :meth:`with_example`):
-    a failing trace judged where it ends early is not judged again."""
+    session: Session = field(default_factory=Session, compare=False)
 
     @staticmethod
     def of(f: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any] | None = None,
            options: TorchOptions | None = None, *, zero_one_examples: str = TRACE_LARGER,
-           dim_relations: str = CHECK, traces: list[str] | None = None,
-           failures: dict[Any, tuple[Exception, bool, Trace | None]] | None = None,
-           kept: KeptMemo | None = None) -> Exporter:
+           dim_relations: str = CHECK, session: Session | None = None) -> Exporter:
         """``f`` on ``args``/``kwargs`` (InputError when they do not fit its signature);
-        ``zero_one_examples`` and ``dim_relations`` as :func:`export` takes them."""
+        ``zero_one_examples`` and ``dim_relations`` as :func:`export` takes them; ``session``:
+        the export this one is part of (default: a new one)."""
         mode = check_mode(zero_one_examples)  # before the inputs: a bad option is named first, as before
         relations = check_relations_mode(dim_relations)
         options = options or TorchOptions()
         args, kwargs, inputs = Inputs.example(f, args, kwargs)  # ints unwrapped, aliased tensors copied
         return Exporter(f, args, kwargs, options, inputs, mode, relations,
-                        traces if traces is not None else [], failures if failures is not None else {},
-                        kept if kept is not None else
-                        KeptMemo(relations, options.prefer_deferred_runtime_asserts_over_guards))
+                        session if session is not None else Session())
 
     def with_example(self, args: tuple[Any, ...], kwargs: dict[str, Any] | None) -> Exporter:
-        """The same export (``f``, options) on other example inputs."""
+        """The same export (``f``, options, session) on other example inputs."""
         return Exporter.of(self.f, args, kwargs, self.options, zero_one_examples=self.zero_one_examples,
-                           dim_relations=self.dim_relations, traces=self.traces, failures=self.failures,
-                           kept=self.kept)
+                           dim_relations=self.dim_relations, session=self.session)
 
     def parse(self, form: Any, classic: bool) -> Spec:
         """The Spec :func:`export` builds from ``constraints=form`` (``classic``) or
@@ -175,32 +186,30 @@ class Exporter:
             return spec_of(self.inputs, form, None)
         return spec_of(self.inputs, None, resolve_dynamic_shapes(self.f, self.args, self.kwargs, form))
 
-    def trace(self, spec: Spec, *, keep_zero_one: bool = False, early: bool = False,
-              layout_branches: bool = True) -> tuple[ExportedProgram | None, Trace]:
+    def trace(self, spec: Spec, *, keep_zero_one: bool = False,
+              layout_branches: bool = True) -> tuple[ExportedProgram, Trace]:
         """One routed torch.export trace; data-dependent failures become DataDependentError.
-        ``keep_zero_one``: sizes 0/1 stay symbolic (a boundary re-trace); ``early``: a trace
-        that fails for a violation ends before torch builds its program (None).
+        ``keep_zero_one``: sizes 0/1 stay symbolic (a boundary re-trace).
         ``layout_branches``: an ``if`` that only chooses ``.contiguous()`` is no constraint
         (:mod:`export.tracing.layout_branch`); when one would have copied a tensor and the
         program's graph mutates a tensor, the trace is made again without that rule."""
-        ep, trace = self._trace_once(spec, keep_zero_one, early, layout_branches)
-        if ep is not None and trace.layout_copies and tc.graph_mutates(ep):
+        ep, trace = self._trace_once(spec, keep_zero_one, layout_branches)
+        if trace.layout_copies and tc.graph_mutates(ep):
             _log.info("tracing again: a branch that only chooses .contiguous() copies a tensor the "
                       "program mutates")
-            self.traces.append(_LAYOUT_TRACE)
-            ep, trace = self._trace_once(spec, keep_zero_one, early, False, count=False)
+            self.session.traces.append(_LAYOUT_TRACE)
+            ep, trace = self._trace_once(spec, keep_zero_one, False, count=False)
         return ep, trace
 
-    def _trace_once(self, spec: Spec, keep_zero_one: bool, early: bool, layout_branches: bool,
-                    count: bool = True) -> tuple[ExportedProgram | None, Trace]:
-        """:meth:`trace`, once (``count``: say why in :attr:`traces`)."""
+    def _trace_once(self, spec: Spec, keep_zero_one: bool, layout_branches: bool,
+                    count: bool = True) -> tuple[ExportedProgram, Trace]:
+        """:meth:`trace`, once (``count``: say why in the session's traces)."""
         validate(spec, self.inputs)
+        traces = self.session.traces
         if count:
-            self.traces.append(_FIRST_TRACE if not self.traces else
-                               "boundary re-trace" if keep_zero_one else _DIAGNOSIS_TRACE)
+            traces.append(_FIRST_TRACE if not traces else "boundary re-trace" if keep_zero_one else _DIAGNOSIS_TRACE)
         module = _as_module(self.f)
-        bridge = SolverBridge(spec, self.inputs, fails=self.kept.fails if early else None,
-                              layout_branches=layout_branches)
+        bridge = SolverBridge(spec, self.inputs, layout_branches=layout_branches)
         torch_shapes = torch_dynamic_shapes(spec, self.inputs, tracing=True) if spec.decls else None
         captured = io.StringIO()
         with tc.route_shape_env(bridge, specialize_zero_one=not keep_zero_one), tc.decorator_resolved():
@@ -208,9 +217,6 @@ class Exporter:
                 with contextlib.redirect_stderr(captured):
                     ep = torch.export.export(module, self.args, self.kwargs, dynamic_shapes=torch_shapes,
                                              **self.options.as_kwargs())
-            except TraceEnded as e:
-                _replay_stderr(captured.getvalue())
-                return None, e.trace
             except ExportError:
                 raise
             except HintMismatchError as e:
@@ -229,6 +235,11 @@ class Exporter:
         _replay_stderr(captured.getvalue())
         return ep, bridge.trace(ep.range_constraints)
 
+    def judge(self, trace: Trace) -> Judgement:
+        """The one judgement of ``trace`` under this export's ``dim_relations`` and torch's
+        deferral option (:func:`export.diagnose.judgement.judge`)."""
+        return judge(trace, self.dim_relations, self.options.prefer_deferred_runtime_asserts_over_guards)
+
     def run(self, spec: Spec, *, diagnose: bool = True) -> SymshapeProgram:
         """Trace, judge (a ConstraintViolationError with its fixes, verified by re-exporting
         when ``diagnose``), and build the program with its 0/1 evidence. A dim declared
@@ -236,11 +247,12 @@ class Exporter:
         (:mod:`export.larger_example`, unless ``zero_one_examples="raise"``). Its
         SymshapeWarnings point at the caller of :func:`export`."""
         caught: list[warnings.WarningMessage] = []
+        traces = self.session.traces
         try:
             with warnings.catch_warnings(record=True) as caught:
                 return self._run(spec, diagnose)
         except (ConstraintViolationError, DataDependentError) as e:
-            e.stats.update(traces=len(self.traces), trace_reasons=dict(collections.Counter(self.traces)))
+            e.stats.update(traces=len(traces), trace_reasons=dict(collections.Counter(traces)))
             raise
         finally:
             for w in caught:  # (_run's frames are symshape's: the user's line is 3 up from here)
@@ -250,90 +262,79 @@ class Exporter:
                     warnings.warn_explicit(w.message, w.category, w.filename, w.lineno, source=w.source)
 
     def _run(self, spec: Spec, diagnose: bool) -> SymshapeProgram:
-        """:meth:`run`, its warnings not yet re-emitted."""
+        """:meth:`run`, its warnings not yet re-emitted; the program's report completed here,
+        once (the larger example's notes, the traces made)."""
         spent = 0
         if self.zero_one_examples == TRACE_LARGER:
-            larger, spent = run_larger(self, spec, lambda e: e._run_here(spec, False),
-                                       (lambda e: e._run_here(spec, True)) if diagnose else None)
-            if larger is not None:
-                return larger
-        ep = self._run_here(spec, diagnose)
+            larger = run_larger(self, spec, diagnose)
+            if larger.program is not None:
+                amend(larger.program, notes=larger.notes, stats=trace_stats(larger.traces))
+                return larger.program
+            spent = larger.spent
+        ep = self.run_as_given(spec, diagnose=diagnose)
         amend(ep, stats=trace_stats({"example": 1, "larger example that gave no program": spent,
                                      "boundary re-trace": int(report_of(ep).stats.get("boundary_retraces", 0))}))
         return ep
 
     def _failure_key(self, spec: Spec) -> Any:
-        """``spec`` on this example, as :attr:`failures` keys it."""
+        """``spec`` on this example, as the session's failures key it."""
         return (spec, tuple((leaf.name, tuple(leaf.value.shape) if leaf.is_tensor else repr(leaf.value))
                             for leaf in self.inputs.leaves))
 
     def _raise_known(self, key: Any, diagnose: bool) -> None:
         """Raise what ``key`` raised before, if it did: a violation with verified fixes when
-        ``diagnose`` asks for them (worked out now from its kept trace, not traced again)."""
-        known = self.failures.get(key)
+        ``diagnose`` asks for them (worked out now from its judgement, not traced again)."""
+        known = self.session.failures.get(key)
         if known is None:
             return
-        error, verified, trace = known
-        if not verified and diagnose and trace is not None:
-            _, judged = self._judge(trace, diagnose=True)
-            if judged is not None:
-                self.failures[key] = (judged, True, trace)
-                raise judged
-        if verified or not diagnose:
-            raise error
+        if not known.final and diagnose and known.judgement is not None:
+            error = error_of(known.judgement, self)
+            if error is not None:
+                self.session.failures[key] = Failure(error, True, known.judgement)
+                raise error
+        if known.final or not diagnose:
+            raise known.error
 
-    def _judge(self, trace: Trace, *, diagnose: bool) -> tuple[Kept, ExportError | None]:
-        """The relations kept as checks, and the error of ``trace`` (None: it gives a program);
-        ``diagnose``: the error's fixes verified by re-exporting through this exporter."""
-        exporter = self if diagnose else None
-        kept = self.kept.of(trace)  # checks None: judge as violations
-        error = (violation_error(trace, exporter, kept.fix, kept.causes) if kept.checks is None else None) or \
-            specialized_error(trace, exporter)
-        return kept, error
-
-    def _trace_new(self, spec: Spec, diagnose: bool) -> tuple[Any, ExportedProgram | None, Trace]:
-        """:meth:`trace` unless ``spec`` failed on this example before (then that is raised
-        again, see :meth:`_raise_known`); a failure to trace is remembered. With the key."""
+    def _judged(self, spec: Spec, diagnose: bool) -> tuple[Any, ExportedProgram, Judgement]:
+        """:meth:`trace` and :meth:`judge` unless ``spec`` failed on this example before (then
+        that is raised again, see :meth:`_raise_known`); a failure to trace is remembered.
+        With the key."""
         key = self._failure_key(spec)
         self._raise_known(key, diagnose)
         try:
-            ep, trace = self.trace(spec, early=True)
-        except Exception as e:  # noqa: BLE001 - kept to be raised again, then raised
-            self.failures[key] = (e, True, None)
-            raise
-        return key, ep, trace
-
-    def _run_here(self, spec: Spec, diagnose: bool) -> SymshapeProgram:
-        """:meth:`run` on this example as given (what failed before fails again untraced)."""
-        key, ep, trace = self._trace_new(spec, diagnose)
-        kept, error = self._judge(trace, diagnose=diagnose)
-        if error is None and ep is None:  # ended early, yet no error (not expected): trace in full
             ep, trace = self.trace(spec)
-            kept, error = self._judge(trace, diagnose=diagnose)
+        except Exception as e:  # noqa: BLE001 - kept to be raised again, then raised
+            self.session.failures[key] = Failure(e, True, None)
+            raise
+        return key, ep, self.judge(trace)
+
+    def run_as_given(self, spec: Spec, *, diagnose: bool = True) -> SymshapeProgram:
+        """:meth:`run` on this example as given, no larger example (what failed before fails
+        again untraced)."""
+        key, ep, judgement = self._judged(spec, diagnose)
+        error = error_of(judgement, self if diagnose else None) if judgement.fails else None
         if error is not None:
-            self.failures[key] = (error, diagnose, trace)
+            self.session.failures[key] = Failure(error, diagnose, judgement)
             raise error
-        if ep is None:
-            raise InconsistentDecisionError("a trace that gives a program ended without one")
-        return finish(ep, trace, zero_one(trace, ep, functools.partial(self._boundary, spec)), kept.checks or ())
+        trace = judgement.trace
+        return finish(ep, trace, zero_one(trace, ep, functools.partial(self.boundary_trace, spec)), judgement.kept)
 
     def check(self, spec: Spec) -> None:
         """A diagnosis re-export that offers no program (a fix with checks): raises what
         :meth:`run` would, without building the program (its final ranges and 0/1 evidence)."""
-        if self.zero_one_examples == TRACE_LARGER and check_larger(self, spec, lambda e: e._check_here(spec)):
+        if self.zero_one_examples == TRACE_LARGER and check_larger(self, spec):
             return
-        self._check_here(spec)
+        self.check_as_given(spec)
 
-    def _check_here(self, spec: Spec) -> None:
+    def check_as_given(self, spec: Spec) -> None:
         """:meth:`check` on this example as given (what failed before fails again untraced)."""
-        key, _, trace = self._trace_new(spec, False)
-        kept = self.kept.of(trace)
-        error = violation_error(trace, None, kept.fix, kept.causes) or specialized_error(trace, None)
+        key, _, judgement = self._judged(spec, False)
+        error = error_of(judgement, None) if judgement.fails else None
         if error is not None:
-            self.failures[key] = (error, False, trace)
+            self.session.failures[key] = Failure(error, False, judgement)
             raise error
 
-    def _boundary(self, spec: Spec, sizes: Mapping[InputDim, int]) -> tuple[ExportedProgram, Trace] | None:
+    def boundary_trace(self, spec: Spec, sizes: Mapping[InputDim, int]) -> tuple[ExportedProgram, Trace] | None:
         """A boundary re-trace (:data:`export.program.zero_one.Boundary`): ``spec`` on the
         example with ``sizes``, 0/1 kept symbolic; None when it fails."""
         _log.info("re-tracing with sizes 0/1 kept symbolic (%s): does size 1 take the traced path?",
@@ -344,10 +345,9 @@ class Exporter:
                 dataclasses.replace(x, mode="auto") if x.dim in zero else x for x in spec.decls))
         try:
             b_args, b_kwargs = enlarged_inputs(self.inputs, self.args, self.kwargs, sizes)
-            ep, trace = self.with_example(b_args, b_kwargs).trace(spec, keep_zero_one=True)
+            return self.with_example(b_args, b_kwargs).trace(spec, keep_zero_one=True)
         except Exception:  # noqa: BLE001 - no boundary trace, no evidence: the dim keeps its floor
             return None
-        return None if ep is None else (ep, trace)
 
 
 def _replay_stderr(text: str, drop: str = "") -> None:

@@ -26,20 +26,20 @@ from __future__ import annotations
 import logging
 import warnings
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
 
 from export.diagnose.probe import candidate_sizes, enlarged_inputs
 from export.errors import ConstraintViolationError, InputError, SymshapeWarning
 from export.fixes.suggested import SuggestedFixes
-from export.program.exported import SymshapeProgram, amend, report_of
+from export.program.exported import SymshapeProgram, report_of
 from export.spec.inputs import Inputs
 from shapes.affine import Affine
 from shapes.errors import SpecError
 from shapes.ranges import range_text
 from shapes.spec import DimDecl, InputDim, Spec
 
-__all__ = ["MODES", "TRACE_LARGER", "RAISE", "check_mode", "zero_one_dims", "run_larger", "check_larger",
+__all__ = ["MODES", "TRACE_LARGER", "RAISE", "Larger", "check_mode", "zero_one_dims", "run_larger", "check_larger",
            "trace_stats"]
 
 _log = logging.getLogger("symshape")
@@ -55,8 +55,8 @@ T = TypeVar("T")
 
 
 class LargerExporter(Protocol):
-    """What this module needs of :class:`export.exporter.Exporter`: the example and the same
-    export on other example inputs."""
+    """What this module needs of :class:`export.exporter.Exporter`: the example, the same
+    export on other example inputs, and its run and check on an example exactly as given."""
 
     @property
     def inputs(self) -> Inputs: ...
@@ -68,6 +68,10 @@ class LargerExporter(Protocol):
     def kwargs(self) -> dict[str, Any] | None: ...
 
     def with_example(self: E, args: tuple[Any, ...], kwargs: dict[str, Any] | None) -> E: ...
+
+    def run_as_given(self, spec: Spec, *, diagnose: bool = True) -> SymshapeProgram: ...
+
+    def check_as_given(self, spec: Spec) -> None: ...
 
 
 def check_mode(mode: Any) -> str:
@@ -215,22 +219,40 @@ def _traced_at(sizes: Mapping[InputDim, int], inputs: Inputs) -> str:
             "zero_one_examples='raise' traces the example as given)")
 
 
-def run_larger(exporter: E, spec: Spec, run: Callable[[E], SymshapeProgram],
-               diagnosed: Callable[[E], SymshapeProgram] | None = None) -> tuple[SymshapeProgram | None, int]:
-    """The program ``run`` builds at a larger example when ``spec`` declares a dim dynamic
-    whose example size is 0/1 (:func:`zero_one_dims`), with its warning and trace counts,
-    and the number of traces spent; the program is None when there is no such dim, or no
-    larger example gives a program that keeps it (a ``Dim.AUTO`` dim must also admit its
-    example size: AUTO may be static instead). ``diagnosed``: how to run again for the
-    error that is raised (``run`` then need not verify fixes, see :func:`_at_larger`)."""
+@dataclass(frozen=True)
+class Larger:
+    """What :func:`run_larger` gave: the ``program`` traced at a larger example (None: none,
+    the caller exports the example as given), the ``notes`` its report and warnings carry,
+    the ``traces`` it made (why -> how many), and the traces ``spent`` without a program."""
+
+    program: SymshapeProgram | None
+    notes: tuple[str, ...] = ()
+    traces: Mapping[str, int] = field(default_factory=dict)
+    spent: int = 0
+
+
+def run_larger(exporter: LargerExporter, spec: Spec, diagnose: bool) -> Larger:
+    """The program :meth:`LargerExporter.run_as_given` builds at a larger example when
+    ``spec`` declares a dim dynamic whose example size is 0/1 (:func:`zero_one_dims`), with
+    its notes (warned here) and trace counts (the caller puts both in the report); no
+    program when there is no such dim, or no larger example gives a program that keeps it (a
+    ``Dim.AUTO`` dim must also admit its example size: AUTO may be static instead). Fixes
+    are verified (``diagnose``) only for the error that is raised (see :func:`_at_larger`)."""
     dims = zero_one_dims(spec, exporter.inputs)
     if not dims:
-        return None, 0
+        return Larger(None)
+
+    def run(e: LargerExporter) -> SymshapeProgram:
+        return e.run_as_given(spec, diagnose=False)
+
+    def diagnosed(e: LargerExporter) -> SymshapeProgram:
+        return e.run_as_given(spec, diagnose=True)
+
     with warnings.catch_warnings(record=True) as caught:  # a program not returned warns of nothing
-        done = _at_larger(exporter, spec, dims, run, diagnosed)
+        done = _at_larger(exporter, spec, dims, run, diagnosed if diagnose else None)
     if done.result is None:
         _reemit(caught, keep_symshape=False)
-        return None, done.failed
+        return Larger(None, spent=done.failed)
     ep: SymshapeProgram = done.result
     ranges = report_of(ep).ranges
     inputs = exporter.inputs
@@ -241,16 +263,14 @@ def run_larger(exporter: E, spec: Spec, run: Callable[[E], SymshapeProgram],
         n = inputs.size(d)
         if decl is not None and decl.mode == "auto" and not ((lo is None or lo <= n) and (hi is None or n <= hi)):
             _reemit(caught, keep_symshape=False)
-            return None, done.failed + 1 + boundary
+            return Larger(None, spent=done.failed + 1 + boundary)
     notes = merged_notes([(str(d), _note(ep, spec, d, inputs.size(d), done.sizes[d])) for d in dims])
     moved = ", ".join(f"{d} = {n}" for d, n in done.sizes.items())
-    amend(ep, notes=notes, stats=trace_stats({f"larger example ({moved})": 1,
-                                              "larger example the model could not run": done.failed,
-                                              "boundary re-trace": boundary}))
     _reemit(caught, keep_symshape=True)
     for note in notes:
         warnings.warn(note, SymshapeWarning, stacklevel=2)
-    return ep, 0
+    return Larger(ep, notes, {f"larger example ({moved})": 1, "larger example the model could not run": done.failed,
+                              "boundary re-trace": boundary})
 
 
 def _reemit(caught: list[warnings.WarningMessage], *, keep_symshape: bool) -> None:
@@ -261,11 +281,12 @@ def _reemit(caught: list[warnings.WarningMessage], *, keep_symshape: bool) -> No
             warnings.warn_explicit(w.message, w.category, w.filename, w.lineno, source=w.source)
 
 
-def check_larger(exporter: E, spec: Spec, check: Callable[[E], None]) -> bool:
-    """Whether ``check`` passed at a larger example (:func:`run_larger` without the program);
-    False: there is no 0/1 dim, or the caller checks the example as given."""
-    def passed(e: E) -> bool:
-        check(e)
+def check_larger(exporter: LargerExporter, spec: Spec) -> bool:
+    """Whether :meth:`LargerExporter.check_as_given` passed at a larger example
+    (:func:`run_larger` without the program); False: there is no 0/1 dim, or the caller
+    checks the example as given."""
+    def passed(e: LargerExporter) -> bool:
+        e.check_as_given(spec)
         return True
 
     dims = zero_one_dims(spec, exporter.inputs)

@@ -10,6 +10,8 @@ example size is judged with the other specializations by :mod:`export.diagnose.v
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import sympy
 
 from export.fixes.suggested import ReExporter
@@ -44,10 +46,13 @@ def _specialized_by_example(trace: Trace, sym: sympy.Symbol) -> bool:
                for f in trace.solver.facts)
 
 
-def specialized_error(trace: Trace, exporter: ReExporter | None) -> ConstraintViolationError | None:
-    """The error for ``Dim.DYNAMIC`` dims the model makes constant, or None. Each names
-    the lines that pinned it; the fix (verified by re-exporting) makes them static."""
-    pinned = pinned_dynamic_dims(trace)
+def specialized_error(trace: Trace, exporter: ReExporter | None,
+                      pinned: Sequence[tuple[DimDecl, int]] | None = None) -> ConstraintViolationError | None:
+    """The error for ``Dim.DYNAMIC`` dims the model makes constant (``pinned``, when already
+    worked out: :class:`export.diagnose.judgement.Judgement`), or None. Each names the lines
+    that pinned it; the fix (verified by re-exporting) makes them static."""
+    if pinned is None:
+        pinned = pinned_dynamic_dims(trace)
     if not pinned:
         return None
     lines = ["Constraints violated: the model needs more than the declared dynamic shapes guarantee."]

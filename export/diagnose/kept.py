@@ -18,23 +18,20 @@ still raises for a range, an equality, a divisibility or a specialization, as to
 from __future__ import annotations
 
 import dataclasses
-import weakref
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
 
 from shapes.affine import dim_expressible
 from shapes.spec import InputDim
 from solver import CheckFix, Fact, Fixes, Solver, SpecializeFix, Truth
 
-from export.diagnose.redundant import irredundant
-from export.diagnose.violations import SPECIALIZED, Cause, blocking_violations, causes_of
+from export.diagnose.violations import SPECIALIZED, Cause
 from export.fixes.apply import FixedSpec
 from export.fixes.verify import SpecFix, fix_spec
-from export.program.refusals import CHECK, KeptCheck
+from export.program.refusals import KeptCheck
 from export.tracing.trace import Trace
 
-__all__ = ["kept_checks", "Kept", "KeptMemo"]
+__all__ = ["kept_checks", "Kept"]
 
 
 @dataclass(frozen=True)
@@ -57,15 +54,13 @@ def _deferred(blocking: list[Fact], causes: tuple[Cause, ...]) -> Kept | None:
     return Kept(tuple(KeptCheck(c.constraint, c.origin, c.code, tuple(c.dims)) for c in causes))
 
 
-def kept_checks(trace: Trace, deferred: bool = False) -> Kept:
-    """The trace's blocking violations as checks to keep, when the spec plus the relations no
-    Dim can say (the fix's ``torch._check`` relations) implies every one of them; with
-    ``deferred`` (torch's ``prefer_deferred_runtime_asserts_over_guards``), also when no Dim
-    can say any of them."""
-    blocking = blocking_violations(trace)
+def kept_checks(trace: Trace, blocking: list[Fact], causes: tuple[Cause, ...], deferred: bool = False) -> Kept:
+    """The trace's ``blocking`` violations (with their ``causes``) as checks to keep, when the
+    spec plus the relations no Dim can say (the fix's ``torch._check`` relations) implies every
+    one of them; with ``deferred`` (torch's ``prefer_deferred_runtime_asserts_over_guards``),
+    also when no Dim can say any of them. Read through :func:`export.diagnose.judgement.judge`."""
     if not blocking:
         return Kept(())
-    causes = causes_of(irredundant(blocking, trace), trace)
     if any(c.kind == SPECIALIZED for c in causes):
         return Kept(None, causes=causes)
     if deferred:
@@ -122,35 +117,3 @@ def _static_fix(trace: Trace, fix: SpecFix, pinned: Mapping[InputDim, int]) -> S
     specialized = tuple(SpecializeFix(trace.dim_syms[d], n) for d, n in pinned.items())
     return (Fixes(tuple(r for r in records.items if not isinstance(r, CheckFix)) + specialized, records.verified),
             FixedSpec(fixed.spec.without(pinned), (), fixed.unexpressed))
-
-
-@dataclass
-class KeptMemo:
-    """The judgement of the relations to keep (:func:`kept_checks`) for one export, as
-    ``dim_relations`` says (``"raise"``: none kept, judge them as violations) and ``deferred``
-    (torch's ``prefer_deferred_runtime_asserts_over_guards``), remembered for
-    the last trace: the judgement that ends a failing trace early (:meth:`fails`, at
-    :meth:`export.tracing.bridge.SolverBridge.on_traced`) is not worked out again when the
-    exporter judges the same trace (:meth:`of`). It keeps no trace alive (a program keeps its
-    ShapeEnv, hence the bridge that asks :meth:`fails`): the trace is known by a weak
-    reference to its solver, the number of facts and the symbols."""
-
-    dim_relations: str = CHECK
-    deferred: bool = False
-    last: tuple[weakref.ref[Solver], int, Mapping[Any, Any], Kept] | None = field(default=None, repr=False)
-
-    def of(self, trace: Trace) -> Kept:
-        """:func:`kept_checks` of ``trace`` (``Kept(None)`` with ``dim_relations="raise"``)."""
-        key = (len(trace.solver.facts), trace.sym_map)
-        if self.last is not None and self.last[0]() is trace.solver and self.last[1:3] == key:
-            return self.last[3]  # the same trace, or a later view of it with nothing new to judge
-        kept = kept_checks(trace, self.deferred) if self.dim_relations == CHECK else Kept(None)
-        self.last = (weakref.ref(trace.solver), *key, kept)
-        return kept
-
-    def fails(self, trace: Trace) -> bool:
-        """Whether ``trace`` fails for a violation (a 0/1 specialization alone is judged
-        later): a blocking violation that no kept check covers."""
-        if self.of(trace).checks is not None:
-            return False
-        return self.dim_relations == CHECK or bool(blocking_violations(trace))

@@ -16,7 +16,7 @@ import contextlib
 import re
 import sys
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,7 +24,7 @@ import sympy
 
 from export import _torch_compat as tc
 from export.tracing.convert import to_shapes
-from export.errors import TraceEnded, UnsupportedGuardError
+from export.errors import UnsupportedGuardError
 from export.spec.inputs import Inputs
 from export.tracing.provenance import UserFrame, is_user_file, user_frame
 from export.tracing.questions import Asking, Questions
@@ -93,13 +93,12 @@ class SolverBridge(tc.BaseDecider):
     hands over what the trace left behind, once tracing has ended."""
 
     def __init__(self, spec: Spec, inputs: Inputs, solver: Solver | None = None,
-                 fails: Callable[[Trace], bool] | None = None, layout_branches: bool = True) -> None:
-        """``fails``: asked once the graph is traced (:meth:`on_traced`) whether the trace
-        will fail; True ends the export there with :class:`export.errors.TraceEnded`.
-        ``layout_branches``: an ``if`` that only chooses ``.contiguous()`` is answered with
+                 layout_branches: bool = True) -> None:
+        """``layout_branches``: an ``if`` that only chooses ``.contiguous()`` is answered with
         no fact (:meth:`export.tracing.questions.Questions.layout_branch`)."""
         self._spec = spec
-        self._fails = fails
+        self.traced = False
+        """Whether the graph was traced to its end (:meth:`on_traced`): every question asked."""
         self._inputs = inputs
         self._solver = solver if solver is not None else Solver(deadline=export_deadline())
         self._counts = _Counts()
@@ -269,12 +268,10 @@ class SolverBridge(tc.BaseDecider):
         return True
 
     def on_traced(self) -> None:
-        """End a trace that will fail (``fails``) before torch builds its program: a
-        failing export needs the trace's facts, not the program."""
-        if self._fails is not None:
-            trace = self.trace()
-            if self._fails(trace):
-                raise TraceEnded(trace)
+        """The graph is traced: no question comes after this (torch freezes its ShapeEnv).
+        The trace is judged after torch's export returns, never in here
+        (:func:`export.diagnose.judgement.judge`)."""
+        self.traced = True
 
     # -- questions ------------------------------------------------------------------------------
     def on_question(self, expr: sympy.Basic, hint: bool | None, api: str) -> tc.Answer:

@@ -33,9 +33,9 @@ def traces(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
     out: list[bool] = []
     real = Exporter.trace
 
-    def counted(self: Any, spec: Any, *, keep_zero_one: bool = False, early: bool = False) -> Any:
+    def counted(self: Any, spec: Any, *, keep_zero_one: bool = False, **rest: Any) -> Any:
         out.append(keep_zero_one)
-        return real(self, spec, keep_zero_one=keep_zero_one, early=early)
+        return real(self, spec, keep_zero_one=keep_zero_one, **rest)
 
     monkeypatch.setattr(Exporter, "trace", counted)
     return out

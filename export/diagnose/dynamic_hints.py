@@ -64,7 +64,7 @@ def specialized_error(trace: Trace, exporter: ReExporter | None,
         text = f"{decl.dim} is declared {decl.text}, but the model specializes it to {value}; " \
                f"declare it static {value} (or Dim.AUTO)"
         first = next((f.reason for f in why if f.reason.origin), None)
-        causes.append(Cause((str(decl.dim),), first.origin if first else None, first.text if first else None,
+        causes.append(Cause((str(decl.dim),), first.origin if first else None, first.op if first else None,
                             text, PINNED, tuple(why)))
         lines.append(f"  {i}. {text}")
         lines.extend(f"     at {f.reason.origin}: {f.reason.text}" if f.reason.origin else f"     because {f.reason.text}"

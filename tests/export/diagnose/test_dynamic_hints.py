@@ -84,8 +84,6 @@ def test_no_error_when_nothing_is_pinned() -> None:
     assert specialized_error(_trace({0: Dim.DYNAMIC}, question="x.size(0) > 3"), None) is None
 
 
-@pytest.mark.xfail(strict=True, reason="bug: a pinned cause's code is the guard's text (x.size(0) == 6), not the "
-                   "line's text as every other cause's and as docs/cli.md says ('code' that line's text)")
 def test_a_pinned_causes_code_is_the_lines_text() -> None:
     err = specialized_error(pinned_trace(), None)
     assert err is not None and err.causes[0].code == PINNED_LINE

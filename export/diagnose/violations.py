@@ -26,6 +26,8 @@ from shapes.spec import InputDim
 from shapes.expr import FloorDiv
 from solver import Fact, Solver, Truth
 from shapes.affine import linear_terms
+from shapes.errors import ShapesError
+from shapes.relation import as_difference
 
 __all__ = ["Cause", "blocking_violations", "causes_of", "violation_error"]
 
@@ -86,23 +88,28 @@ def _hint_bounds(trace: Trace) -> dict[sympy.Symbol, tuple[int | None, int | Non
 
 def _adapts(rel: sympy.Basic, trace: Trace, spec: list[Solver]) -> bool:
     """A relation a hint dim (AUTO, DYNAMIC) satisfies by itself, taking whatever value is
-    needed, whatever the declared dims are: an equality where it has coefficient +-1; an
+    needed, whatever the declared dims are, read in its normal form ``d op 0``
+    (:func:`shapes.relation.as_difference`: the gcd of the coefficients divided out, so
+    ``2*x == 2*y`` is ``x - y == 0``): an equality where it has coefficient +-1; an
     inequality it satisfies at the end of its declared range it moves towards (``x <= y``
     for a hint ``y`` without a max; ``x >= y`` when ``x >= min(y)`` holds by the spec)."""
     auto = trace.auto_syms
     if not rel.free_symbols & auto or not isinstance(rel, (sympy.Eq, sympy.Ge, sympy.Gt, sympy.Le, sympy.Lt)):
         return False
-    lin = linear_terms(sympy.expand(rel.lhs - rel.rhs))
+    try:
+        op, d = as_difference(rel)
+    except ShapesError:
+        return False
+    lin = linear_terms(d)
     if lin is None:
         return False
-    if isinstance(rel, sympy.Eq):
+    if op == "==":  # (a gcd that does not divide the constant is left in: no integer solution)
         return any(abs(a) == 1 and s in auto for s, a in lin[0].items())
-    grows = 1 if isinstance(rel, (sympy.Ge, sympy.Gt)) else -1  # lhs - rhs must grow (Ge) or shrink (Le)
     bounds = _hint_bounds(trace)
-    for s, a in lin[0].items():
+    for s, a in lin[0].items():  # d >= 0: d grows with s when a > 0
         if s not in bounds or not a:
             continue
-        end = bounds[s][1] if a * grows > 0 else bounds[s][0]
+        end = bounds[s][1] if a > 0 else bounds[s][0]
         if end is None:
             return True
         if not spec:

@@ -37,10 +37,7 @@ def _blocking(spec: dict[str, Any], *questions: tuple[str, Any], shapes: tuple[t
     ({"x": {1: Dim.DYNAMIC}}, "x.size(1) % 4 == 0", False),
     ({"x": {0: Dim("a")}, "y": {0: Dim("b")}}, "x.size(0) == y.size(0)", True),
     ({"x": {0: Dim("a")}, "y": {0: Dim.AUTO}}, "x.size(0) == y.size(0)", False),  # the AUTO dim takes a's value
-    pytest.param({"x": {0: Dim("a")}, "y": {0: Dim.AUTO}}, "2 * x.size(0) == 2 * y.size(0)", False, marks=pytest.mark.xfail(
-        strict=True, reason="violations._adapts reads the coefficients of the relation as asked (lhs - rhs = "
-        "2*x - 2*y, no +-1 coefficient), not of its normal form x - y: an equality whose sides share a factor "
-        "(torch asks Eq(2*s0, 2*s1), e.g. for two cat((t, t)) broadcast together) is not absorbed by the AUTO dim")),
+    ({"x": {0: Dim("a")}, "y": {0: Dim.AUTO}}, "2 * x.size(0) == 2 * y.size(0)", False),  # x == y: see below
     ({"x": {0: Dim("a")}, "y": {0: Dim.AUTO}}, "x.size(0) <= y.size(0)", False),  # y grows without a max
     ({"x": {0: Dim("a")}, "y": {0: Dim.AUTO(max=8)}}, "x.size(0) <= y.size(0)", True),  # a may pass 8
     ({"x": {0: Dim("a", max=8)}, "y": {0: Dim.AUTO(max=8)}}, "x.size(0) <= y.size(0)", False),
@@ -48,6 +45,36 @@ def _blocking(spec: dict[str, Any], *questions: tuple[str, Any], shapes: tuple[t
 def test_a_guard_blocks_only_on_what_the_user_declared(spec: dict[str, Any], question: str, blocks: bool) -> None:
     got, _ = _blocking(spec, (question, RESHAPE))
     assert bool(got) is blocks
+
+
+# An equality is read in its normal form (the gcd of its coefficients divided out, as the solver
+# and shapes.relation.as_difference read it): torch asks Eq(2*s0, 2*s1) for two cat((t, t))
+# added together, which an AUTO dim absorbs as it absorbs Eq(s0, s1). The AUTO dim adapts when
+# it has coefficient +-1 in that form, whatever the declared dims are; otherwise (y = x / 2 needs
+# an even x) the declared dim is restricted. tests/e2e/test_auto_normal_form.py checks the rows
+# marked "e2e" against torch.export on a real model.
+A, B, AUTO = Dim("a"), Dim("b"), Dim.AUTO
+
+
+@pytest.mark.parametrize("spec, question, shapes, blocks", [
+    ({"x": {0: A}, "y": {0: AUTO}}, "2 * x.size(0) == 2 * y.size(0)", ((3, 8), (3, 8)), False),  # e2e
+    ({"x": {0: AUTO}, "y": {0: A}}, "2 * x.size(0) == 2 * y.size(0)", ((3, 8), (3, 8)), False),
+    ({"x": {0: AUTO}, "y": {0: AUTO}}, "2 * x.size(0) == 2 * y.size(0)", ((3, 8), (3, 8)), False),  # e2e
+    ({"x": {0: A}, "y": {0: B}}, "2 * x.size(0) == 2 * y.size(0)", ((3, 8), (3, 8)), True),  # e2e: two declared
+    ({"x": {0: AUTO}, "y": {0: B}}, "3 * x.size(0) == 6 * y.size(0)", ((6, 8), (3, 8)), False),  # x == 2*y; e2e
+    ({"x": {0: A}, "y": {0: AUTO}}, "3 * x.size(0) == 6 * y.size(0)", ((6, 8), (3, 8)), True),  # y == x/2; e2e
+    ({"x": {0: AUTO}, "y": {0: B}}, "x.size(0) == 2 * y.size(0)", ((6, 8), (3, 8)), False),  # e2e
+    ({"x": {0: A}, "y": {0: AUTO}}, "x.size(0) == 2 * y.size(0)", ((6, 8), (3, 8)), True),  # e2e
+    ({"x": {0: A}, "y": {0: AUTO}}, "2 * x.size(0) + 2 == 2 * y.size(0)", ((3, 8), (4, 8)), False),  # y == x+1; e2e
+    ({"x": {0: A}, "y": {0: AUTO}}, "4 * x.size(0) + 2 == 2 * y.size(0)", ((3, 8), (7, 8)), False),  # y == 2x+1
+    ({"x": {0: AUTO}, "y": {0: B}}, "4 * x.size(0) + 2 == 2 * y.size(0)", ((3, 8), (7, 8)), True),  # x == (y-1)/2
+    ({"x": {0: AUTO}}, "2 * x.size(0) == 6", ((3, 8), (3, 8)), False),  # x == 3: the AUTO dim goes static
+    ({"x": {0: A}}, "2 * x.size(0) == 6", ((3, 8), (3, 8)), True),
+])
+def test_an_auto_dim_absorbs_an_equality_in_its_normal_form(spec: dict[str, Any], question: str,
+                                                            shapes: tuple[tuple[int, ...], ...], blocks: bool) -> None:
+    got, _ = _blocking(spec, (question, ADD), shapes=shapes)
+    assert bool(got) is blocks, got
 
 
 def test_torch_s_own_assumptions_never_block() -> None:

@@ -32,9 +32,13 @@ __all__ = ["from_classic", "ClassicDim", "ClassicExpr", "ClassicConstraint", "Cl
 
 def from_classic(records: Iterable[ClassicRecord]) -> Spec:
     """Normalize classic constraints: one root per class of equal dims, derived dims for
-    ``y == a * x + b``; the classic default range is ``[2, 2**63 - 2]``.
+    ``y == a * x + b``; the classic default range is ``[2, 2**63 - 2]``, for a derived dim
+    too: a root's max is lowered so that ``2 * x + 1`` stays at most ``2**63 - 2``, the
+    largest max torch takes for a Dim, derived or not (2**62 - 2 is no real limit either).
 
     >>> x, y = dynamic_dim("x", 0), dynamic_dim("y", 0)
+    >>> [(r.lo, r.hi) for r in from_classic([x >= 2, y == 2 * x + 1]).roots]
+    [(2, 4611686018427387902)]
     >>> from_classic([x >= 10, x < 5])
     Traceback (most recent call last):
     ...
@@ -58,6 +62,16 @@ def from_classic(records: Iterable[ClassicRecord]) -> Spec:
             r_lo, r_hi = form.root_range(r.lo, r.hi)
             ranges[root] = (lo if r_lo is None else max(lo, r_lo), hi if r_hi is None else min(hi, r_hi))
             texts.setdefault(root, []).append(r.text)
+    capped: dict[InputDim, list[str]] = {}
+    for d in links.dims:  # a derived dim is at most CLASSIC_MAX too (torch refuses a Dim whose max passes it)
+        root, form = links.find(d)
+        lo, hi = ranges.get(root, (CLASSIC_MIN, CLASSIC_MAX))
+        top = form.root_range(None, CLASSIC_MAX)[1] if form.a > 0 else None
+        if top is not None and top < hi:
+            ranges[root] = (lo, top)
+            shown = (f"{form.a} * " if form.a != 1 else "") + str(root)
+            shown += f" {'+-'[form.b < 0]} {abs(form.b)}" if form.b else ""
+            capped.setdefault(root, []).append(f"{d} == {shown}")
     roots: dict[InputDim, RootDim] = {}
     decls = []
     for d in links.dims:
@@ -66,7 +80,9 @@ def from_classic(records: Iterable[ClassicRecord]) -> Spec:
             lo, hi = ranges.get(root, (CLASSIC_MIN, CLASSIC_MAX))
             text = ", ".join(texts.get(root, [])) or f"dynamic_dim({root.input_name}, {root.dim})"
             if lo > hi:
-                raise SpecError(f"contradictory constraints for {root}: {text} leave no size")
+                limit = capped.get(root)
+                raise SpecError(f"contradictory constraints for {root}: {text} leave no size" + (
+                    f" with {', '.join(limit)} at most {CLASSIC_MAX} (the largest size torch takes)" if limit else ""))
             roots[root] = RootDim(classic_name(root), lo, hi, text)
         expr = Affine(roots[root].symbol, form.a, form.b).expr
         decls.append(DimDecl(d, "dynamic", expr, f"dynamic_dim({d.input_name}, {d.dim})"))

@@ -293,12 +293,13 @@ ZOO: tuple[ZooEntry, ...] = (
               "past_v.size(0)": (2, 8), "past_v.size(2)": (2, 256)},
              tied=(("x.size(0)", "past_k.size(0)", "past_v.size(0)"), ("past_k.size(2)", "past_v.size(2)"))),
     ZooEntry("vit_patch", lambda: _fresh(PatchEmbed), _vit_inputs, {"b": 2, "h": 3, "w": 2}, _vit_shapes,
-             ({"b": 2, "h": 2, "w": 2}, {"b": 3, "h": 2, "w": 5}, {"b": 2, "h": 32, "w": 4}, {"b": 8, "h": 7, "w": 32}),
-             ({"b": 2, "h": 33, "w": 2}, {"b": 2, "h": 1, "w": 3}, {"b": 2, "h": 3, "w": 1}),
-             {"img.size(0)": (2, 8), "img.size(2)": (32, 512), "img.size(3)": (32, 512)},
-             notes="_h, _w are declared min=1, but torch specializes a phantom root of 1 while tracing "
-                   "(it assumes _h, _w >= 2), so the program's range is [32, 512] and 16x16-pixel sides are "
-                   "rejected at run time"),
+             ({"b": 2, "h": 2, "w": 2}, {"b": 3, "h": 2, "w": 5}, {"b": 2, "h": 32, "w": 4}, {"b": 8, "h": 7, "w": 32},
+              {"b": 2, "h": 1, "w": 3}, {"b": 2, "h": 3, "w": 1}, {"b": 2, "h": 1, "w": 1}),
+             ({"b": 2, "h": 33, "w": 2}, {"b": 2, "h": 3, "w": 33}),
+             {"img.size(0)": (2, 8), "img.size(2)": (16, 512), "img.size(3)": (16, 512)},
+             notes="_h, _w are declared min=1; torch traces them >= 2 (its 0/1 specialization) and records "
+                   "(h // 16) * (w // 16) != h // 16 for the flatten, a guard over input dims that the program "
+                   "drops once the view/reshape site table relieves the floor: 16-pixel sides run"),
     ZooEntry("nested", lambda: _fresh(Nested), _nested_inputs, {"b": 5}, _nested_shapes,
              ({"b": 2}, {"b": 9}, {"b": 64}), ({"b": 65}, {"b": 1}),
              {"inputs['a'].size(0)": (2, 64), "inputs['b'][0].size(0)": (2, 64),

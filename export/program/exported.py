@@ -34,11 +34,11 @@ from export.tracing.trace import Trace, problem_json, trace_stats
 from export.program.words import guard_words
 from export.program.analysis import analyse, congruence_texts, internal_roots
 from export.program.refusals import KeptCheck, input_sizes, kept_warning, refusal_text
-from export.program.zero_one import NOTHING, ZeroOne, ZeroOneEvidence
+from export.program.zero_one import NOTHING, ZeroOne, ZeroOneEvidence, keeps_torch_guard
 from shapes.contract import Contract, Refusal, refusal_message
 from shapes.printing import to_python
 from shapes.spec import InputDim
-from solver import Solver, Truth
+from solver import Solver
 
 __all__ = ["SymshapeProgram", "Report", "finish", "amend", "report_of", "save", "load"]
 
@@ -194,7 +194,7 @@ def finish(ep: ExportedProgram, trace: Trace, zero_one: ZeroOne = NOTHING,
     sources = {sym: (names[d.input_name], d.dim) for d, sym in trace.dim_syms.items() if d.input_name in names}
     tc.add_asserts(ep, [(c.relation, f"symshape: {Refusal(c, ()).text()}") for c in contract.conditions], sources)
     if s is not trace.solver:  # floors relieved: torch's guards that relied on them are no longer the program's
-        tc.drop_guards(ep, functools.partial(_relied_on, trace, s))
+        tc.drop_guards(ep, functools.partial(keeps_torch_guard, trace, s))
     equalities = _equalities(trace, names)
     hidden = internal_roots(s)
     shown = {**trace.names, **hidden}
@@ -218,20 +218,6 @@ def finish(ep: ExportedProgram, trace: Trace, zero_one: ZeroOne = NOTHING,
     for note in report.warnings:
         warnings.warn(note, SymshapeWarning, stacklevel=4)
     return _attach(ep, equalities, report, s)
-
-
-def _relied_on(trace: Trace, final: Solver, guard: sympy.Basic) -> bool:
-    """Whether the program relies on torch's ``guard``: it is no relation over input dims
-    (kept as torch wrote it), or the final ranges imply it. A guard on input dims they do not
-    imply was answered with a ``>= 2`` floor the 0/1 evidence relieved; the contract's asserts
-    check everything the final ranges need."""
-    rel = trace.convert(guard)
-    if rel is None or not rel.free_symbols <= set(trace.dim_syms.values()) | set(trace.root_syms.values()):
-        return True
-    try:
-        return final.decide(rel) is Truth.TRUE
-    except Exception:  # noqa: BLE001 - undecided: torch's guard stays
-        return True
 
 
 def _assert_words(trace: Trace, solver: Solver, condition: sympy.Basic) -> str | None:

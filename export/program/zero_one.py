@@ -52,7 +52,7 @@ from export.tracing.trace import POSITIVE_OP, Trace, relation_text
 from shapes.spec import InputDim
 from solver import Reason, Solver, SolverError, Truth
 
-__all__ = ["ZeroOneEvidence", "ZeroOne", "Boundary", "zero_one"]
+__all__ = ["ZeroOneEvidence", "ZeroOne", "Boundary", "zero_one", "keeps_torch_guard"]
 
 Boundary = Callable[[Mapping[InputDim, int]], "tuple[ExportedProgram, Trace] | None"]
 """Re-trace with the given example sizes and 0/1 kept symbolic; None when it fails."""
@@ -247,28 +247,60 @@ def _torch_checks(trace: Trace, program: ExportedProgram | None, needed: Mapping
                   policy: FloorPolicy | None) -> dict[sympy.Symbol, str]:
     """Root dims whose size 1 torch's own recorded guards (the program's run-time input
     checks) still reject under ``policy`` (the relieved one): relieving them would report
-    a range the program does not run."""
+    a range the program does not run. Only a guard the program keeps counts, by the rule
+    :func:`export.program.exported.finish` drops the others with (:func:`keeps_torch_guard`):
+    one over input dims the relieved ranges do not imply leaves the program (the contract's
+    asserts check what those ranges need), so it blocks nothing; one the program keeps blocks
+    the needed dims it names unless the relieved ranges prove it. A guard symshape cannot read
+    is kept: it blocks the needed dims of torch's symbols in it."""
     if program is None or policy is None:
         return {}
     final = policy.final
     out: dict[sympy.Symbol, str] = {}
     for guard in tc.recorded_guards(program):
         rel = trace.convert(guard)
-        if rel is None or not rel.free_symbols:
+        if (rel is not None and not rel.free_symbols) or not keeps_torch_guard(trace, final, guard):
             continue
         try:
-            ok = final.decide(rel) is Truth.TRUE
-        except SolverError:
-            ok = False
-        if not ok:
-            for x in rel.free_symbols:
-                try:
-                    root = trace.solver.root_of(x)
-                except SolverError:
-                    continue
-                if root in needed:
-                    out.setdefault(root, relation_text(rel, trace.names))
+            if rel is not None and final.decide(rel) is Truth.TRUE:
+                continue
+        except Exception:  # noqa: BLE001 - undecided, as keeps_torch_guard reads it: the guard blocks
+            pass
+        for x in rel.free_symbols if rel is not None else _symbols_of(trace, guard):
+            try:
+                root = trace.solver.root_of(x)
+            except SolverError:
+                continue
+            if root in needed:
+                out.setdefault(root, relation_text(rel, trace.names) if rel is not None else str(guard))
     return out
+
+
+def _symbols_of(trace: Trace, guard: sympy.Basic) -> set[sympy.Basic]:
+    """The solver symbols of the torch symbols in ``guard`` (one symshape cannot convert)."""
+    out: set[sympy.Basic] = set()
+    for s in guard.free_symbols:
+        try:
+            out |= trace.symbol(s).free_symbols
+        except Exception:  # noqa: BLE001 - a symbol of no integer size (a float input) names no dim
+            continue
+    return out
+
+
+def keeps_torch_guard(trace: Trace, final: Solver, guard: sympy.Basic) -> bool:
+    """Whether the program under the ``final`` ranges keeps torch's recorded ``guard`` (torch's
+    sympy expression) among its run-time input checks: it is no relation over input dims
+    alone (kept as torch wrote it), the final ranges imply it, or they cannot decide it. A
+    guard on input dims they do not imply was answered with a ``>= 2`` floor the 0/1 evidence
+    relieved: the program drops it (:func:`export._torch_compat.drop_guards`), and the
+    contract's asserts check everything the final ranges need."""
+    rel = trace.convert(guard)
+    if rel is None or not rel.free_symbols <= set(trace.dim_syms.values()) | set(trace.root_syms.values()):
+        return True
+    try:
+        return final.decide(rel) is Truth.TRUE
+    except Exception:  # noqa: BLE001 - undecided: torch's guard stays
+        return True
 
 
 def _blocked(e: ZeroOneEvidence, blocked: Mapping[str, str]) -> ZeroOneEvidence:

@@ -4,7 +4,9 @@ the tests of each consumer (AOTInductor, ONNX + onnxruntime, ExecuTorch).
 Each relies on a check no dim range says: a cat that must give a multiple of 64 rows, a
 reshape that needs ``s % 4 == 0`` under ``Dim.AUTO``, ``x0 * x1 == y0 * y1``, ``mask.size(1) ==
 past + seq``, ``y.size(1) <= x.size(1)``, the README's TinyEncoder (``4 * _seq``, a shared
-batch), an ``if x.shape[0] == 1`` branch (its size-1 path differs), a derived ``2 * b``.
+batch), an ``if x.shape[0] == 1`` branch (its size-1 path differs), a derived ``2 * b``, a
+``reshape(8, 8, -1)`` of ``64 * _n`` rows (size ``_n = 1`` runs: torch's own guard for it is one
+symshape's solver owns, issue 34).
 :func:`grid` gives each model's calls: every dynamic dim over a few sizes, the others as in the
 example; :func:`case` builds a model, its example and spec afresh.
 """
@@ -71,6 +73,11 @@ class OneBranch(torch.nn.Module):
         return x + 1
 
 
+class View64(torch.nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x.reshape(8, 8, -1)
+
+
 class Doubled(torch.nn.Module):
     def forward(self, x: torch.Tensor, z: torch.Tensor) -> torch.Tensor:
         return torch.cat([x, x]) + z
@@ -104,6 +111,7 @@ CASES: tuple[Case, ...] = (
                                   _tiny_spec()), (1, 2, 4, 6, 32, 132)),
     Case("one branch", lambda: (OneBranch(), (torch.randn(3, 4),), {"x": {0: Dim("b")}})),
     Case("doubled", lambda: (Doubled(), (torch.randn(3, 4), torch.randn(6, 4)), {"x": {0: Dim("b")}, "z": {0: 2 * Dim("b")}})),
+    Case("view64", lambda: (View64(), (torch.randn(128),), {"x": {0: 64 * Dim("_n")}}), (1, 63, 64, 100, 128, 192)),
 )
 
 

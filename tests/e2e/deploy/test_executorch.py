@@ -70,6 +70,8 @@ def _bounded(name: str) -> Any:
     if name == "doubled":
         b = Dim("b", max=MAX)
         return {"x": {0: b}, "z": {0: 2 * b}}
+    if name == "view64":
+        return {"x": {0: 64 * Dim("_n", max=MAX)}}
     raise KeyError(name)
 
 
@@ -178,6 +180,7 @@ FIXES = {
     "tiny encoder": ["tokens.size(0), mask.size(0) (Dim batch): batch = Dim('batch', max=...)"],
     "one branch": ["x.size(0) (Dim b): b = Dim('b', max=...)"],
     "doubled": ["x.size(0), z.size(0) (Dim b, 2 * b): b = Dim('b', max=...)"],
+    "view64": ["x.size(0) (Dim 64 * _n): _n = Dim('_n', max=...)"],
 }
 """The cases whose own spec leaves a dim without a max (cat64's dims are bounded by its
 reshape), and what the error must say."""
@@ -207,7 +210,7 @@ def test_a_dim_without_a_max_is_an_input_error_naming_it_and_the_fix(name: str, 
 
 
 NUMEL_GAP = {"groups AUTO": 2, "product": 38, "kv step": 6, "prefix": 17, "tiny encoder": 5, "one branch": 0,
-             "doubled": 0}
+             "doubled": 0, "view64": 0}
 """Calls ``ep.module()`` runs and the ``.pte`` runs too, that the example mode's contract
 refuses: ExecuTorch refuses an input only when it has more elements than it was planned for
 (``(4, 4)`` in a ``(2, 8)`` plan runs), the contract each dim above its traced size. Measured;

@@ -105,6 +105,7 @@ DIMS = {  # case: (its inputs' dims, its first output's dims), as the .onnx file
     "tiny encoder": ([["batch", "4 * _seq", 16], ["batch", "4 * _seq"]], ["batch", "_seq", 16]),
     "one branch": ([["b", 4]], ["b", 4]),
     "doubled": ([["b", 4], ["2 * b", 4]], ["2 * b", 4]),
+    "view64": ([["64 * _n"]], [8, 8, "_n"]),
 }
 
 

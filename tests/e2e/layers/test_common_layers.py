@@ -474,15 +474,7 @@ def run(name: str) -> Result:
 # ---------------------------------------------------------------------------------------------
 # The oracle
 
-KNOWN_REFUSALS: dict[str, str] = {
-    "reshape(b, -1), b of another input": (
-        "batch 1 refused (image.size(0) must be >= 2) on every release though torch's program runs it: torch "
-        "records the guard image.size(0) != tokens.size(0) * tokens.size(1) (reshape(b, -1) of b*s rows, "
-        "_reshape_view_helper_core_alg), which needs only seq >= 2 once batch >= 1, but "
-        "export/program/zero_one.py::_torch_checks blocks the relief of every needed dim the guard names; "
-        "fix: block only the dims whose >= 2 floors the guard needs (drop each whose floor the others' "
-        "prove the guard without)"),
-}
+KNOWN_REFUSALS: dict[str, str] = {}
 """Rows whose refusals are known defects of files owned elsewhere: xfail(strict) on the refusal test only."""
 
 

@@ -7,9 +7,12 @@ from __future__ import annotations
 import io
 import sys
 import warnings
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
+import sympy
 import torch
 from torch.export import Dim
 
@@ -20,6 +23,7 @@ import export  # noqa: E402
 from export.api import traced  # noqa: E402
 from export.program.graph_form import graph_form  # noqa: E402
 from export.program.zero_one import zero_one  # noqa: E402
+from shapes.spec import InputDim  # noqa: E402
 
 
 def _runs_like_eager(ep: export.SymshapeProgram, model: torch.nn.Module, *args: torch.Tensor) -> bool:
@@ -149,17 +153,81 @@ class Patches(torch.nn.Module):
         return self.proj(img).flatten(2).transpose(1, 2)
 
 
-def test_torch_own_guard_keeps_the_floor_and_the_report_says_so() -> None:
+def _patches() -> tuple[Patches, tuple[torch.Tensor], dict]:
     h, w = Dim("_h", min=1, max=32), Dim("_w", min=1, max=32)
-    model = Patches()
-    ep = export.export(model, (torch.randn(2, 3, 48, 32),), dynamic_shapes={"img": {2: 16 * h, 3: 16 * w}})
-    lo, _ = ep.symshape.ranges["img.size(2)"]
-    kept = [e for e in ep.symshape.zero_one if e.kind == "kept"]
-    if lo == 32:  # torch recorded s // 16 != 1 itself: the program checks it, so the range says so
-        assert kept and all("torch recorded the guard" in e.why for e in kept)
-    else:  # no torch guard: size 16 must then run like eager
-        x = torch.randn(2, 3, 16, 32)
-        assert torch.allclose(ep.module()(x), model(x), atol=1e-5)
+    return Patches(), (torch.randn(2, 3, 48, 32),), {"img": {2: 16 * h, 3: 16 * w}}
+
+
+def test_torchs_own_guard_over_input_dims_does_not_keep_the_floor() -> None:
+    """torch records ``(h // 16) * (w // 16) != h // 16`` (the flatten of a 1-by-w patch grid
+    assumed ``w // 16 >= 2``); it speaks of input dims only, so the program drops it once the
+    floor is relieved (:func:`export.program.zero_one.keeps_torch_guard`, the rule of
+    ``finish``'s ``drop_guards``), and it keeps no floor: 16 px runs like eager on every release."""
+    model, args, spec = _patches()
+    ep = export.export(model, args, dynamic_shapes=spec)
+    assert ep.symshape.ranges == {"img.size(2)": (16, 512), "img.size(3)": (16, 512)}
+    assert ep.symshape.zero_one and not [e for e in ep.symshape.zero_one if e.kind == "kept"]
+    for hw in [(16, 16), (16, 32), (32, 16), (48, 64), (512, 16)]:
+        assert _runs_like_eager(ep, model, torch.randn(2, 3, *hw)), hw
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "export/_torch_compat/program.py::add_asserts skips a contract condition whose value in torch's symbols "
+    "is one already 'present': the derived dims are 16*s16 and 16*s62 there, so img.size(2) >= 16, "
+    "img.size(3) >= 16 and both 'divisible by 16' all read True and only the first is emitted; torch's "
+    "own program checks no divisibility either (it runs 40 x 40), so ep.module() runs 24 x 16, 16 x 24 "
+    "(like eager: the conv floors) where the contract refuses them"))
+def test_the_patches_program_refuses_what_its_contract_refuses() -> None:
+    model, args, spec = _patches()
+    ep = export.export(model, args, dynamic_shapes=spec)
+    for hw in [(24, 16), (16, 24)]:
+        x = torch.randn(2, 3, *hw)
+        assert ep.symshape.contract.failures_of((x,)), hw
+        with pytest.raises(RuntimeError, match=r"must be divisible by 16"):
+            ep.module()(x)
+
+
+def _injected(monkeypatch: pytest.MonkeyPatch, extra: Callable[[sympy.Symbol], sympy.Basic]) -> Any:
+    """The Patches trace's 0/1 evidence with one more guard of torch's, ``extra(s)`` over torch's
+    symbol ``s`` of ``img.size(2)``: torch's recorded guards, as :mod:`export.program.zero_one`
+    reads them, plus it."""
+    import export._torch_compat as tc
+    from export.program.zero_one import keeps_torch_guard
+
+    model, args, spec = _patches()
+    ep, trace = traced(model, args, dynamic_shapes=spec)
+    real = tc.recorded_guards(ep)
+    size2 = trace.dim_syms[InputDim("img", 2)]
+    (s,) = [t for t, e in trace.sym_map.items() if e == size2 and t in set().union(*(g.free_symbols for g in real))]
+    guard = extra(s)
+    result = zero_one(trace, ep)
+    assert not result.kept and result.policy is not None  # torch's own guards alone keep no floor
+    dropped = [g for g in real if not keeps_torch_guard(trace, result.policy.final, g)]
+    assert dropped  # the flatten's guard: the program no longer checks it
+    monkeypatch.setattr(tc, "recorded_guards", lambda program: [*real, guard])
+    assert keeps_torch_guard(trace, result.policy.final, guard)
+    return trace, zero_one(trace, ep)
+
+
+@pytest.mark.parametrize("extra", [
+    # over a symbol that is no input dim (as an unbacked size would be): the program keeps it
+    lambda s: sympy.Ne(s, 16 * sympy.Symbol("u0", integer=True, positive=True)),
+    # one symshape cannot read (a float symbol): kept as well, and blocks the dim it names
+    lambda s: sympy.Gt(s * sympy.Symbol("zf", real=True), 1),
+], ids=["non-input symbol", "unreadable"])
+def test_a_torch_guard_the_program_keeps_still_keeps_the_floor(monkeypatch: pytest.MonkeyPatch, extra) -> None:
+    """No model found (corpus, common layers, deploy cases) whose torch guard on a relieved dim
+    is one the program keeps: the guard is injected into the Patches trace's recorded guards.
+    A guard the program keeps and the relieved ranges do not prove still refuses size 1 at run
+    time, so the dim it names keeps its floor, and the evidence says which guard."""
+    trace, result = _injected(monkeypatch, extra)
+    root = trace.solver.root_of(trace.dim_syms[InputDim("img", 2)])
+    assert root in result.kept and root not in result.relieved
+    assert result.policy is not None and result.policy.final.bounds(root)[0] == 2
+    kept = [e for e in result.evidence if e.dim == trace.names.get(root, str(root))]
+    assert kept and all(e.kind == "kept" and "torch recorded the guard" in e.why for e in kept), kept
+    other = trace.solver.root_of(trace.dim_syms[InputDim("img", 3)])
+    assert other not in result.kept  # the guard names img.size(2) only
 
 
 # -- size 0 (Dim.AUTO / Dim.DYNAMIC): a boundary re-trace at 0 ----------------------------------

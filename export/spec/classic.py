@@ -92,8 +92,9 @@ class ClassicTerm:
         except (SpecError, TypeError) as e:
             raise ClassicOperatorError(_untokened(str(e))) from None
         if out is NotImplemented:
-            raise ClassicOperatorError(_untokened(f"{self.record.text} {shown} {other!r}: a classic dim combines "
-                                                  "with ints (+, -, * by a positive int) and other dynamic_dim(...)s only"))
+            raise ClassicOperatorError(_untokened(f"{self.record.text} {shown} {_spelled(other)}: a classic dim "
+                                                  "combines with ints (+, -, * by a positive int) and other "
+                                                  "dynamic_dim(...)s only"))
         return ClassicTerm(out)
 
     def __bool__(self) -> bool:
@@ -115,6 +116,26 @@ class ClassicTerm:
 def _untokened(text: str) -> str:
     """A message about classic records with their tensor tokens spelled ``t``."""
     return re.sub(r"#tensor\d+", "t", text)
+
+
+def _spelled(other: Any) -> str:
+    """An operand as the user wrote it: a ``dynamic_dim(t, 0)`` by its text, an expression or
+    a constraint by its text in parentheses, anything else by its repr."""
+    if isinstance(other, ClassicDim):
+        return str(other.text)
+    if isinstance(other, (ClassicExpr, ClassicConstraint, ClassicEquality)):
+        return f"({other.text})"
+    return repr(other)
+
+
+def _named(inputs: Inputs, text: str) -> str:
+    """A classic record's text with each tensor token spelled by its input's name (``t``
+    for a tensor that is not one of the inputs)."""
+    def name(m: re.Match[str]) -> str:
+        leaf = next((x for x in inputs.tensors if id(x.value) == int(m[1])), None)
+        return leaf.name if leaf is not None else "t"
+
+    return re.sub(r"#tensor(\d+)", name, text)
 
 
 def from_constraints(inputs: Inputs, constraints: Iterable[Any]) -> Spec:
@@ -143,7 +164,8 @@ def _resolve(inputs: Inputs, c: Any, i: int) -> Any:
     if isinstance(c, ClassicTerm):
         c = c.record
     if isinstance(c, ClassicExpr):
-        raise InputError(f"constraints[{i}] is {c.text}, an expression: compare it with a dynamic_dim(...)")
+        raise InputError(f"constraints[{i}] is {_named(inputs, c.text)}, an expression: "
+                         "compare it with a dynamic_dim(...)")
     if isinstance(c, ClassicDim):
         c = c >= CLASSIC_MIN
     if isinstance(c, bool):

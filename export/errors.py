@@ -109,7 +109,7 @@ class ConstraintViolationError(_WithProblem):
         self.stats = dict(stats or {})
 
     def to_dict(self) -> dict[str, Any]:
-        """The report's JSON document (``"schema": "symshape.report/1"``, status ``violations``;
+        """The report's JSON document (``"schema": "symshape.report/2"``, status ``violations``;
         the same keys as ``ep.symshape.to_dict()``, see docs/cli.md)."""
         return _to_dict(self, self._document)
 

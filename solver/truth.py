@@ -7,7 +7,7 @@ Traceback (most recent call last):
 ...
 TypeError: a Truth is three-valued; compare it with Truth.TRUE / FALSE / UNKNOWN
 >>> Reason.spec("x.size(0) <= 64")
-Reason(kind='spec', text='x.size(0) <= 64', origin=None, op=None)
+Reason(kind='spec', text='x.size(0) <= 64', origin=None, op=None, tag=None)
 
 A reason may spell its relation lazily (:meth:`Reason.spelled`): printing a sympy relation
 costs more than deciding most of them, and most facts' reasons are never shown. The text is
@@ -64,13 +64,21 @@ class Reason:
 
     ``kind`` is ``spec`` (the user declared it), ``trace_assumption`` (the tracer assumed it,
     e.g. sizes >= 2 under 0/1 specialization) or ``guard`` (the traced code branched on it);
-    ``text`` is the user's own spelling, ``origin`` the user's ``file:line`` and ``op`` the op.
+    ``text`` is the user's own spelling, ``origin`` the user's ``file:line`` and ``op`` the op
+    (words: the user's code line, or what the tracer assumed). ``tag`` is a machine tag from
+    a closed set of the caller's (the export's :class:`export.tracing.trace.Assumption`), never
+    shown and never reworded: code that must tell reasons apart reads the tag, not the words.
+    The solver itself never reads it; problems carry it.
+
+    >>> Reason("trace_assumption", "n >= 2", None, "torch assumes sizes >= 2", "floor").tag
+    'floor'
     """
 
     kind: str
     text: str | None = None
     origin: str | None = None
     op: str | None = None
+    tag: str | None = None
     rel: sympy.Basic | None = field(default=None, compare=False, repr=False)  # spelled lazily
 
     def __post_init__(self) -> None:
@@ -92,7 +100,7 @@ class Reason:
         if kind not in REASON_KINDS:
             raise ValueError(f"Reason.kind must be one of {REASON_KINDS}, got {kind!r}")
         reason = object.__new__(Reason)
-        for name, value in (("kind", kind), ("origin", None), ("op", None), ("rel", rel)):
+        for name, value in (("kind", kind), ("origin", None), ("op", None), ("tag", None), ("rel", rel)):
             object.__setattr__(reason, name, value)
         return reason
 

@@ -59,7 +59,7 @@ from torch.fx.experimental.symbolic_shapes import (  # noqa: E402
     ShapeEnv,
 )
 
-from export._torch_compat.decider import NEUTRAL, Answer, BaseDecider, Decider, Neutral  # noqa: E402
+from export._torch_compat.decider import NEUTRAL, Answer, Api, BaseDecider, Decider, Neutral  # noqa: E402
 from export._torch_compat.patches import SHAPE_ENV_SITES, exclusive, install_shape_env_class, route_shape_env  # noqa: E402
 from export._torch_compat.program import (  # noqa: E402
     add_asserts,
@@ -168,6 +168,7 @@ __all__ = [
     "NEUTRAL",
     "Neutral",
     "Answer",
+    "Api",
     "RoutingShapeEnv",
     "install_shape_env_class",
     "exclusive",

@@ -5,7 +5,7 @@ Every hook the routing calls is a method of the protocol (mypy checks them all);
 what it needs.
 
 >>> d = BaseDecider()
->>> d.attach(None), d.on_question(sympy.Symbol("s0") > 1, True, "guard_bool"), d.on_constraint_violation("x")
+>>> d.attach(None), d.on_question(sympy.Symbol("s0") > 1, True, Api.GUARD_BOOL), d.on_constraint_violation("x")
 (True, None, False)
 >>> d.judges_constraints()
 False
@@ -18,7 +18,42 @@ from typing import Any, Protocol
 
 import sympy
 
-__all__ = ["Decider", "BaseDecider", "Neutral", "NEUTRAL", "Answer"]
+__all__ = ["Api", "Decider", "BaseDecider", "Neutral", "NEUTRAL", "Answer"]
+
+
+class Api(str, enum.Enum):
+    """How torch asked a question (:meth:`Decider.on_question`'s ``api``): a closed set, so
+    behaviour never hangs on a spelling. A ``str`` enum: ``Api.GUARD_BOOL == "guard_bool"``.
+
+    >>> Api("guard_or_false") is Api.GUARD_OR_FALSE, Api.GUARD_OR_FALSE.soft, Api.GUARD_BOOL.soft
+    (True, True, False)
+    """
+
+    GUARD_BOOL = "guard_bool"
+    """``bool(sym_bool)``: an ``if`` on sizes, a hard decision."""
+    GUARD_INT = "guard_int"
+    """``int(sym_int)``: a value made concrete (asked as ``expr == value``)."""
+    GUARD_OR_FALSE = "guard_or_false"
+    """torch's 0/1-safe query: False when it cannot decide."""
+    GUARD_OR_TRUE = "guard_or_true"
+    """torch's 0/1-safe query: True when it cannot decide."""
+    GUARD_SIZE_OBLIVIOUS = "guard_size_oblivious"
+    """A size-oblivious guard: sizes read as if they were >= 2."""
+    RUNTIME_ASSERT = "runtime_assert"
+    """``torch._check``: an assertion, kept as a runtime check when it cannot be decided."""
+
+    @property
+    def soft(self) -> bool:
+        """A 0/1-safe query: the branch it takes is valid whether or not a size is 0 or 1."""
+        return self in (Api.GUARD_OR_FALSE, Api.GUARD_OR_TRUE, Api.GUARD_SIZE_OBLIVIOUS)
+
+    @property
+    def general_answer(self) -> bool | None:
+        """The answer ``guard_or_false`` / ``guard_or_true`` gives when it cannot decide (None: no such)."""
+        return {Api.GUARD_OR_FALSE: False, Api.GUARD_OR_TRUE: True}.get(self)
+
+    def __str__(self) -> str:
+        return self.value
 
 
 class Neutral(enum.Enum):
@@ -47,7 +82,7 @@ class Decider(Protocol):
         """The ShapeEnv ``env`` was built and routes to this decider; False declines it
         (that env then decides on its own)."""
 
-    def on_question(self, expr: sympy.Basic, hint: bool | None, api: str) -> Answer:
+    def on_question(self, expr: sympy.Basic, hint: bool | None, api: Api) -> Answer:
         """Decide one question of torch: a guard (a torch sympy boolean; for an int
         evaluation, ``Eq(expr, value)`` with hint True), asked through ``api``
         (``guard_bool``, ``guard_int``, ``guard_or_false``, ``runtime_assert`` ...); ``hint``
@@ -90,7 +125,7 @@ class BaseDecider:
     def attach(self, env: Any) -> bool:
         return True
 
-    def on_question(self, expr: sympy.Basic, hint: bool | None, api: str) -> Answer:
+    def on_question(self, expr: sympy.Basic, hint: bool | None, api: Api) -> Answer:
         return None
 
     def on_static(self, expr: sympy.Basic) -> bool | None:

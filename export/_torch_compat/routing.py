@@ -23,7 +23,7 @@ from torch.fx.experimental import symbolic_shapes as _ss
 from torch.fx.experimental.symbolic_shapes import ConstraintViolationError, DimDynamic, ShapeEnv
 from torch.utils._sympy.value_ranges import ValueRanges
 
-from export._torch_compat.decider import NEUTRAL, Decider
+from export._torch_compat.decider import NEUTRAL, Api, Decider
 from export._torch_compat.symbols import range_bounds
 from export.errors import InconsistentDecisionError
 
@@ -166,11 +166,11 @@ class RoutingShapeEnv(ShapeEnv):
         is_bool = isinstance(orig_expr, sympy.logic.boolalg.Boolean)
         value = hint if hint is not None else self._backed_hint(orig_expr)
         if size_oblivious:
-            api = "guard_size_oblivious"
+            api = Api.GUARD_SIZE_OBLIVIOUS
         elif fallback_value is not None:
-            api = "guard_or_true" if fallback_value else "guard_or_false"
+            api = Api.GUARD_OR_TRUE if fallback_value else Api.GUARD_OR_FALSE
         else:
-            api = "guard_bool" if is_bool else "guard_int"
+            api = Api.GUARD_BOOL if is_bool else Api.GUARD_INT
         if not is_bool:  # an int/float evaluation specializes: expr == value
             if value is None:
                 return vanilla()  # unbacked: torch raises its data-dependent error
@@ -220,7 +220,7 @@ class RoutingShapeEnv(ShapeEnv):
             with self._passthrough():
                 return super().guard_or_defer_runtime_assert(orig_expr, msg, fx_node)
         hint = self._backed_hint(orig_expr)
-        answer = decider.on_question(orig_expr, None if hint is None else bool(hint), "runtime_assert")
+        answer = decider.on_question(orig_expr, None if hint is None else bool(hint), Api.RUNTIME_ASSERT)
         if answer is NEUTRAL:
             raise InconsistentDecisionError(f"decider answered NEUTRAL for the assertion {orig_expr}")
         if answer is not None and not answer:

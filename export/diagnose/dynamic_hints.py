@@ -19,7 +19,8 @@ from export.fixes.verify import static_fixes
 from export.errors import ConstraintViolationError
 from export.program.document import error_document
 from export.diagnose.violations import PINNED, Cause
-from export.tracing.trace import SPECIALIZED_OP, Trace, trace_stats
+from export.tracing.assumptions import Assumption, is_assumption
+from export.tracing.trace import Trace, trace_stats
 from shapes.spec import DimDecl
 from solver import Fact, SolverError
 
@@ -42,7 +43,7 @@ def pinned_dynamic_dims(trace: Trace) -> list[tuple[DimDecl, int]]:
 
 
 def _specialized_by_example(trace: Trace, sym: sympy.Symbol) -> bool:
-    return any((f.reason.op or "").startswith(SPECIALIZED_OP) and sym in f.rel.free_symbols
+    return any(is_assumption(f, Assumption.SPECIALIZED) and sym in f.rel.free_symbols
                for f in trace.solver.facts)
 
 

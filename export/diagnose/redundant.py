@@ -14,7 +14,8 @@ from contextlib import ExitStack
 
 import sympy
 
-from export.tracing.trace import SPECIALIZED_OP, Trace, spec_or_positive
+from export.tracing.assumptions import Assumption, is_assumption
+from export.tracing.trace import Trace, spec_or_positive
 from shapes.expr import FloorDiv
 from solver import Fact, Solver, SolverError, Truth
 
@@ -41,7 +42,7 @@ def irredundant(facts: list[Fact], trace: Trace) -> list[Fact]:
     >>> len(blocking) > len(irredundant(blocking, trace)) == 1
     True
     """
-    candidates = [f for f in facts if not (f.reason.op or "").startswith(SPECIALIZED_OP)]
+    candidates = [f for f in facts if not is_assumption(f, Assumption.SPECIALIZED)]
     if len(candidates) < 2:
         return facts
     if len(facts) > MAX_FACTS:  # with torch's sizes >= 1 (what every program enforces)

@@ -11,7 +11,7 @@ import sympy
 from export.program.words import plain_words, specialized_words
 from export.program.analysis import Analysis, analyse
 from export.program.document import document, solver_fields
-from export.tracing.trace import FLOOR_OP, POSITIVE_OP, SPECIALIZED_OP
+from export.tracing.assumptions import Assumption, assumption
 
 __all__ = ["problem_document", "replay_violations"]
 
@@ -27,10 +27,10 @@ def replay_violations(analysis: Analysis) -> list[dict[str, Any]]:
     declared = {s for s in dims if not solver.info(s).adapts}
 
     def blocks(f: Any) -> bool:
-        op = f.reason.op or ""
-        if f.reason.kind == "trace_assumption" and (op in (FLOOR_OP, POSITIVE_OP)):
+        tag = assumption(f.reason)
+        if tag in (Assumption.FLOOR, Assumption.POSITIVE):
             return False
-        if op.startswith(SPECIALIZED_OP):
+        if tag is Assumption.SPECIALIZED:
             return bool(f.rel.free_symbols & dims)
         return bool(f.rel.free_symbols & declared)
 
@@ -42,7 +42,7 @@ def replay_violations(analysis: Analysis) -> list[dict[str, Any]]:
     out = []
     for (origin, key), facts in groups.items():
         first = facts[0]
-        if (first.reason.op or "").startswith(SPECIALIZED_OP):
+        if assumption(first.reason) is Assumption.SPECIALIZED:
             value = first.rel.rhs if isinstance(first.rel, sympy.Eq) else "?"
             out.append({"dims": list(key), "origin": origin, "code": None,
                         "constraint": specialized_words(key, value), "kind": "specialized"})

@@ -21,7 +21,8 @@ from export.diagnose.probe import probe_specializations
 from export.diagnose.redundant import irredundant
 from export.diagnose.unpin import unpinned
 from export.fixes.suggested import ReExporter, SuggestedFixes
-from export.tracing.trace import FLOOR_OP, POSITIVE_OP, SPECIALIZED_OP, Trace, relation_text, trace_stats
+from export.tracing.assumptions import Assumption, assumption, is_assumption
+from export.tracing.trace import Trace, relation_text, trace_stats
 from shapes.spec import InputDim
 from shapes.expr import FloorDiv
 from solver import Fact, Solver, Truth
@@ -62,14 +63,13 @@ def blocking_violations(trace: Trace) -> list[Fact]:
 
     def may_block(f: Fact) -> bool:
         syms = f.rel.free_symbols
-        op = f.reason.op or ""
-        if f.reason.kind == "trace_assumption" and op.startswith(SPECIALIZED_OP):
+        tag = assumption(f.reason)
+        if tag is Assumption.SPECIALIZED:
             return bool(syms & dynamic)  # a named Dim or a Dim.DYNAMIC made static by a 0/1 example
         if not syms & user or not trace.is_about_inputs(f):
             return False  # torch's own bookkeeping, or a runtime check on data (in the graph)
-        if f.reason.kind == "trace_assumption":
-            if op in (FLOOR_OP, POSITIVE_OP):
-                return False  # enforced by the program's ranges and runtime checks
+        if tag in (Assumption.FLOOR, Assumption.POSITIVE):
+            return False  # enforced by the program's ranges and runtime checks
         return not _adapts(f.rel, trace, spec_solver)
 
     spec_solver: list[Solver] = []  # the spec's own solver, built when a hint dim needs it
@@ -131,7 +131,7 @@ def causes_of(facts: list[Fact], trace: Trace) -> tuple[Cause, ...]:
     out = []
     for (origin, dims), fs in groups.items():
         first = fs[0]
-        if first.reason.op and first.reason.op.startswith(SPECIALIZED_OP):
+        if is_assumption(first, Assumption.SPECIALIZED):
             value = first.rel.rhs if isinstance(first.rel, sympy.Eq) else "?"
             text = specialized_words(dims, value)
             out.append(Cause(dims, origin, None, text, SPECIALIZED, tuple(fs)))

@@ -23,7 +23,8 @@ from export.spec.render import dim_text, render_checks, render_classic, render_m
 from export.fixes.suggested import ReExporter, SuggestedFixes, verify
 from export.program.refusals import CHECK
 from export.program.zero_one import zero_one
-from export.tracing.trace import SPECIALIZED_OP, Trace
+from export.tracing.assumptions import Assumption, is_assumption
+from export.tracing.trace import Trace
 from shapes.spec import InputDim
 from solver import CheckFix, Fact, Fixes, SpecializeFix, suggest
 
@@ -60,7 +61,7 @@ def _fix_fact(trace: Trace, fact: Fact) -> bool:
     torch's ``>= 2`` trace assumption (a floor is no user obligation: the re-export decides,
     from its own evidence, whether its program keeps it as a run-time range) nor a 0/1
     specialization (reported apart)."""
-    if is_floor(fact) or (fact.reason.op or "").startswith(SPECIALIZED_OP):
+    if is_floor(fact) or is_assumption(fact, Assumption.SPECIALIZED):
         return False
     return trace.is_about_inputs(fact)
 

@@ -36,8 +36,11 @@ from export.errors import ArchiveError
 
 __all__ = ["read_archive", "checked_archive", "check_expression", "decode_extra", "first_line", "EXTRA_VERSION"]
 
-EXTRA_VERSION = 1
-"""Version of ``extra/symshape.json``; files without a version are version 1."""
+EXTRA_VERSION = 2
+"""Version of ``extra/symshape.json`` written; files without a version are version 1. Version 2:
+the report's solver problem is a version-2 problem (typed reasons: a fact's assumption ``tag``)."""
+READ_VERSIONS = (1, 2)
+"""The versions read (a version-1 report's problem has no tags; its words say them)."""
 
 MAX_INT = 2**63
 """Bounds, dims and sizes beyond this are no tensor's: a damaged archive."""
@@ -349,9 +352,10 @@ def _no_constant(word: str) -> Any:
 
 def _decode(data: Any) -> tuple[list[tuple[tuple[str, int], tuple[str, int]]], dict[str, Any]]:
     top = _obj(data, "the top level")
-    version = top.get("version", EXTRA_VERSION)
-    if version != EXTRA_VERSION or isinstance(version, bool):
-        raise _Bad(f"version {version!r} is not supported (this symshape reads version {EXTRA_VERSION})")
+    version = top.get("version", 1)
+    if version not in READ_VERSIONS or isinstance(version, bool):
+        raise _Bad(f"version {version!r} is not supported (this symshape reads versions "
+                   f"{', '.join(map(str, READ_VERSIONS))})")
     pairs = []
     for i, pair in enumerate(_list(_field(top, "equality_constraints", ""), "equality_constraints")):
         path = f"equality_constraints[{i}]"

@@ -29,7 +29,8 @@ from dataclasses import dataclass
 import sympy
 
 from export.program.words import guard_words
-from export.tracing.trace import FLOOR_OP, POSITIVE_OP, Trace
+from export.tracing.assumptions import Assumption, assumption
+from export.tracing.trace import Trace
 from shapes.affine import Affine
 from shapes.contract import Condition, ConditionKind, Contract, ContractDim, ContractInput
 from shapes.expr import FloorDiv
@@ -245,11 +246,11 @@ def _range(rel: sympy.Basic, words: str, giver: Fact | None, dim: ContractDim) -
     kind = ConditionKind.RANGE.value
     if giver is None:
         return Condition(rel, words, kind, note=_root_note(dim))
-    op = giver.reason.op or ""
     if giver.reason.kind == "trace_assumption":
-        why = ("sizes 0 and 1 are specialized while tracing" if op == FLOOR_OP else
+        tag = assumption(giver.reason)
+        why = ("sizes 0 and 1 are specialized while tracing" if tag is Assumption.FLOOR else
                "torch's size symbols are positive, so a branch on size 0 was decided without a guard"
-               if op == POSITIVE_OP else op)
+               if tag is Assumption.POSITIVE else giver.reason.op or "")
         return Condition(rel, words, kind, note=f"{_ASSUMED}: {why}")
     return Condition(rel, words, kind, origin=giver.reason.origin, code=giver.reason.op)
 

@@ -1,4 +1,4 @@
-"""The report as one JSON document, ``"schema": "symshape.report/1"`` (docs/report.schema.json).
+"""The report as one JSON document, ``"schema": "symshape.report/2"`` (docs/report.schema.json).
 
 One form for every outcome: a program's report (:meth:`Report.to_dict`), a failed export's error
 (``ConstraintViolationError.to_dict``, ``DataDependentError.to_dict``), a replayed solver problem
@@ -23,7 +23,7 @@ from shapes.ranges import open_max
 __all__ = ["SCHEMA", "KEYS", "CLI_KEYS", "STATUSES", "document", "program_document", "error_document",
            "empty_document", "fixes_document", "solver_fields"]
 
-SCHEMA = "symshape.report/1"
+SCHEMA = "symshape.report/2"
 """The document's ``schema`` field: the form's name and version (a new version changes keys)."""
 
 KEYS = ("schema", "status", "message", "ranges", "classes", "relations", "congruences", "checks", "assumptions",

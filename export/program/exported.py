@@ -74,7 +74,7 @@ class Report:
     (``ep.symshape.contract.check(x, y)``); None on a program saved before contracts."""
 
     def to_dict(self) -> dict[str, Any]:
-        """The report's JSON document (``"schema": "symshape.report/1"``, status ``exported``;
+        """The report's JSON document (``"schema": "symshape.report/2"``, status ``exported``;
         the same keys as a failed export's ``err.to_dict()``, see docs/cli.md)."""
         return program_document(self)
 

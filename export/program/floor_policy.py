@@ -2,7 +2,7 @@
 
 torch assumes every dynamic size is ``>= 2`` while tracing (sizes 0 and 1 are
 specialized), and the bridge records that as a ``trace_assumption`` fact
-(:data:`export.tracing.trace.FLOOR_OP`). The program must keep the assumption (in its ranges and
+(:attr:`export.tracing.assumptions.Assumption.FLOOR`). The program must keep the assumption (in its ranges and
 a runtime check) only for dims whose value a **hard decision** relied on: an ``if``, an
 ``int()``, a ``torch._check`` whose answer holds with the floor but not without it (for
 such a dim, a size 0/1 would run a different program). torch's 0/1-safe queries
@@ -22,7 +22,8 @@ from dataclasses import dataclass
 
 import sympy
 
-from export.tracing.trace import FLOOR_OP, SPECIALIZED_OP, Trace, frozen_map
+from export.tracing.assumptions import Assumption, assumption, is_assumption
+from export.tracing.trace import Trace, frozen_map
 from solver import Fact, Solver, Truth
 
 __all__ = ["FloorPolicy", "floor_policy", "is_floor", "needed_floor", "relaxed_solver"]
@@ -32,7 +33,7 @@ _KINDS = ("spec", "guard", "trace_assumption")
 
 def is_floor(fact: Fact) -> bool:
     """Whether ``fact`` is torch's ``>= 2`` assumption on a size."""
-    return fact.reason.op == FLOOR_OP
+    return is_assumption(fact, Assumption.FLOOR)
 
 
 def relaxed_solver(trace: Trace) -> Solver | None:
@@ -88,10 +89,10 @@ class FloorPolicy:
 
 
 def _keeps(trace: Trace, needed: Mapping[sympy.Symbol, object], fact: Fact) -> bool:
-    op = fact.reason.op or ""
-    if op.startswith(SPECIALIZED_OP):
+    tag = assumption(fact.reason)
+    if tag is Assumption.SPECIALIZED:
         return False
-    return op != FLOOR_OP or any(trace.solver.root_of(x) in needed for x in fact.rel.free_symbols)
+    return tag is not Assumption.FLOOR or any(trace.solver.root_of(x) in needed for x in fact.rel.free_symbols)
 
 
 def floor_policy(trace: Trace, covered: AbstractSet[sympy.Basic] = frozenset(),

@@ -48,7 +48,8 @@ from export import _torch_compat as tc
 from export.program.floor_policy import FloorPolicy, floor_policy, is_floor, needed_floor, relaxed_solver
 from export.program.graph_form import graph_form
 from export.tracing.sites import covered, justification
-from export.tracing.trace import POSITIVE_OP, Trace, relation_text
+from export.tracing.assumptions import Assumption, is_assumption
+from export.tracing.trace import Trace, relation_text
 from shapes.spec import InputDim
 from solver import Reason, Solver, SolverError, Truth
 
@@ -197,7 +198,7 @@ def _largest_covered(roots: list[sympy.Symbol],
 
 
 def _positive_on(trace: Trace, fact: Any, roots: set[sympy.Symbol]) -> bool:
-    return fact.reason.op == POSITIVE_OP and any(trace.solver.root_of(x) in roots for x in fact.rel.free_symbols)
+    return is_assumption(fact, Assumption.POSITIVE) and any(trace.solver.root_of(x) in roots for x in fact.rel.free_symbols)
 
 
 def _zero_candidates(trace: Trace, final: Solver) -> list[sympy.Symbol]:
@@ -231,7 +232,7 @@ def _zero_point(trace: Trace, program: ExportedProgram, boundary: Boundary, fina
     region = final.replica(kinds=_KINDS, keep=lambda f: not _positive_on(trace, f, set(point)))
     try:
         for r in point:
-            region.assume(sympy.Eq(r, 0), Reason("trace_assumption", f"{r} == 0", None, "boundary point"))
+            region.assume(sympy.Eq(r, 0), Reason("trace_assumption", f"{r} == 0", None, "boundary point", Assumption.BOUNDARY))
     except SolverError:
         return "the program's facts need size >= 1"
     wrong = _undecided(t0, region)
@@ -409,7 +410,7 @@ def _region(trace: Trace, roots: Iterable[sympy.Symbol], point: frozenset[sympy.
     try:
         for r in open_roots:
             rel = sympy.Eq(r, 1) if r in point else sympy.Ge(r, 2)
-            region.assume(rel, Reason("trace_assumption", str(rel), None, "boundary point"))
+            region.assume(rel, Reason("trace_assumption", str(rel), None, "boundary point", Assumption.BOUNDARY))
     except SolverError:
         return None
     return region

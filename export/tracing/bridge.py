@@ -28,7 +28,8 @@ from export.errors import UnsupportedGuardError
 from export.spec.inputs import Inputs
 from export.tracing.provenance import UserFrame, is_user_file, user_frame
 from export.tracing.questions import Asking, Questions
-from export.tracing.trace import FLOOR_OP, POSITIVE_OP, SPECIALIZED_OP, Trace, TraceStats, frozen_map, relation_text
+from export.tracing.assumptions import FLOOR_OP, POSITIVE_OP, SPECIALIZED_OP, Assumption
+from export.tracing.trace import Trace, TraceStats, frozen_map, relation_text
 from shapes.relation import is_relation
 from shapes.spec import InputDim, Spec
 from solver import Deadline, Reason, Solver, Truth
@@ -36,16 +37,6 @@ from shapes.affine import dim_expressible
 
 __all__ = ["SolverBridge", "dim_symbol_name"]
 
-_SOFT_APIS = frozenset({"guard_or_false", "guard_or_true", "guard_size_oblivious"})
-"""torch's 0/1-safe queries: the branch they take is valid whether or not a size is 0 or 1."""
-
-_GENERAL_ANSWER = {"guard_or_false": False, "guard_or_true": True}
-"""The answer of torch's ``guard_or_false`` / ``guard_or_true`` when it cannot decide: by
-their contract the code after that answer is right whatever the truth (it is the path
-torch takes for data-dependent values). When the example gives that answer and the facts
-do not settle it, the bridge answers it with no fact and no torch guard (:data:`NEUTRAL`),
-so the program keeps the values the other answer would exclude (``x[:n]`` asks ``n == 0``:
-the program runs ``n = 0``)."""
 
 
 _CHECK_LINE = re.compile(r"^\s*torch\._check(_with)?\(")
@@ -184,7 +175,8 @@ class SolverBridge(tc.BaseDecider):
             else:
                 s.assume(sympy.Eq(sym, decl.expr), Reason.spec(f"{decl.dim} is {decl.text}"))
         for rel in self._spec.checks:
-            s.assume(rel, Reason("spec", relation_text(rel, self._names), None, "torch._check (suggested fix)"))
+            s.assume(rel, Reason("spec", relation_text(rel, self._names), None, "torch._check (suggested fix)",
+                                 Assumption.SUGGESTED_CHECK))
 
     def _root_hints(self) -> dict[str, int]:
         return self._spec.root_values(self._inputs.size)
@@ -216,11 +208,11 @@ class SolverBridge(tc.BaseDecider):
         if known is None:
             self._sym_map[expr] = target
             if expr.is_positive and self._solver.decide(sympy.Ge(target, 1)) is not Truth.TRUE:
-                self._solver.assume(sympy.Ge(target, 1), Reason("trace_assumption", f"{d} >= 1", None, POSITIVE_OP))
+                self._solver.assume(sympy.Ge(target, 1), Reason("trace_assumption", f"{d} >= 1", None, POSITIVE_OP, Assumption.POSITIVE))
         elif known != target:
             self._solver.assume(sympy.Eq(target, known), Reason(
                 "trace_assumption", f"{d} == {self._names.get(known, known)}", None,
-                "torch gave both dims one symbol (equal example sizes)"))
+                "torch gave both dims one symbol (equal example sizes)", Assumption.SAME_SYMBOL))
 
     def _declare_input_dim(self, d: InputDim, value: int) -> sympy.Symbol:
         sym = self._solver.symbol(dim_symbol_name(d), 0, None, hint=value, source=str(d), adapts=True)
@@ -236,7 +228,8 @@ class SolverBridge(tc.BaseDecider):
         self._questions.specialized(d, value)
         self._solver.assume(sympy.Eq(self._dim_syms[d], int(value)), Reason(
             "trace_assumption", f"{d} == {value}", None,
-            f"{SPECIALIZED_OP} {d} to the example size {value} (sizes 0 and 1 are never dynamic)"))
+            f"{SPECIALIZED_OP} {d} to the example size {value} (sizes 0 and 1 are never dynamic)",
+            Assumption.SPECIALIZED))
 
     def on_range_update(self, symbol: sympy.Symbol, lo: int | None, hi: int | None) -> None:
         expr = self._sym_map.get(symbol)
@@ -252,9 +245,10 @@ class SolverBridge(tc.BaseDecider):
             if rel is None or self._solver.decide(rel) is Truth.TRUE:
                 continue
             name = self._names.get(expr, str(expr))
-            op = FLOOR_OP if (lo == 2 and text == ">= 2") else "range"
+            floor = lo == 2 and text == ">= 2"
             origin = self._origin() if tc.symbol_kind(symbol) == "unbacked" else None  # inputs: no user line
-            self._solver.assume(rel, Reason(kind, f"{name} {text}", origin, op))
+            self._solver.assume(rel, Reason(kind, f"{name} {text}", origin, FLOOR_OP if floor else "range",
+                                            Assumption.FLOOR if floor else Assumption.RANGE))
 
     def on_constraint_violation(self, message: str) -> bool:
         """torch's own "Constraints violated" report: kept for reference, never shown; the
@@ -274,7 +268,7 @@ class SolverBridge(tc.BaseDecider):
         self.traced = True
 
     # -- questions ------------------------------------------------------------------------------
-    def on_question(self, expr: sympy.Basic, hint: bool | None, api: str) -> tc.Answer:
+    def on_question(self, expr: sympy.Basic, hint: bool | None, api: tc.Api) -> tc.Answer:
         """The answer to torch's question ``expr`` (None: torch decides): :data:`NEUTRAL`
         when :meth:`export.tracing.questions.Questions.layout_branch` or ``neutral`` lets
         the example value answer it with no fact and no guard; else recorded as a fact or
@@ -290,24 +284,26 @@ class SolverBridge(tc.BaseDecider):
             return tc.NEUTRAL
         return self._guard(expr, hint, api, asking)
 
-    def _general(self, expr: sympy.Basic, hint: bool, api: str) -> bool:
+    def _general(self, expr: sympy.Basic, hint: bool, api: tc.Api) -> bool:
         """Whether ``guard_or_false`` / ``guard_or_true`` gets its general answer (the example's)
-        as :data:`NEUTRAL`: no fact and no torch guard (see :data:`_GENERAL_ANSWER`), when
-        the facts do not settle it."""
-        if _GENERAL_ANSWER.get(api) is not hint or self._settled.get(expr) is not None:
+        as :data:`NEUTRAL`: no fact and no torch guard, when the facts do not settle it. By
+        their contract the code after that answer is right whatever the truth (it is the path
+        torch takes for data-dependent values), so the program keeps the values the other
+        answer would exclude (``x[:n]`` asks ``n == 0``: the program runs ``n = 0``)."""
+        if tc.Api(api).general_answer is not hint or self._settled.get(expr) is not None:
             return False
         rel = self._convert(expr)
         return rel is not None and self._solver.decide(rel) is Truth.UNKNOWN
 
-    def _guard(self, expr: sympy.Basic, hint: bool | None, api: str, asking: Asking) -> bool | None:
+    def _guard(self, expr: sympy.Basic, hint: bool | None, api: tc.Api, asking: Asking) -> bool | None:
         self._counts.asked += 1
         settled = self._settled.get(expr)
         if settled is not None and (hint is None or hint == settled):
             self._counts.routed += 1  # asked and answered before: facts only grow, so still settled
-            if api not in _SOFT_APIS:
+            if not tc.Api(api).soft:
                 rel = self._converted[expr]
                 raw = self._questions.hard_question(rel, settled, asking)
-                if api == "guard_bool":
+                if api == tc.Api.GUARD_BOOL:
                     self._questions.branch(rel, settled, raw)
             return settled
         start = time.perf_counter()
@@ -320,13 +316,13 @@ class SolverBridge(tc.BaseDecider):
             if hint is None:
                 return self._unhinted(rel, api)
             raw = None
-            if api not in _SOFT_APIS:
+            if not tc.Api(api).soft:
                 raw = self._questions.hard_question(rel, hint, asking)
             record = self._solver.guard_record(rel, hint, lambda: self._reason(rel, api))
             if record.decided is Truth.UNKNOWN:
                 self._became_fact.add(rel)  # recorded as a fact: its answer needs no assumption
             answer = record.result
-            if api == "guard_bool":
+            if api == tc.Api.GUARD_BOOL:
                 self._questions.branch(rel, answer, raw)
             self._settled[expr] = answer  # settled now: a fact, or implied by the facts
             return answer
@@ -340,14 +336,15 @@ class SolverBridge(tc.BaseDecider):
         t = self._solver.decide(rel, cheap=True)  # torch's own static answer is the fallback
         return None if t is Truth.UNKNOWN else t is Truth.TRUE
 
-    def _unhinted(self, rel: sympy.Basic, api: str) -> bool | None:
+    def _unhinted(self, rel: sympy.Basic, api: tc.Api) -> bool | None:
         t = self._solver.decide(rel)
         if t is not Truth.UNKNOWN:
             return t is Truth.TRUE
-        if api != "runtime_assert":
+        if api != tc.Api.RUNTIME_ASSERT:
             return None  # data-dependent: torch raises, export explains
         kind = self._inline_kind or "guard"
-        self._solver.assume(rel, Reason(kind, relation_text(rel, self._names), self._origin(), "runtime check (torch._check)"))
+        self._solver.assume(rel, Reason(kind, relation_text(rel, self._names), self._origin(), "runtime check (torch._check)",
+                                        Assumption.RUNTIME_CHECK))
         return True
 
     def _convert(self, expr: sympy.Basic) -> sympy.Basic | None:
@@ -389,7 +386,7 @@ class SolverBridge(tc.BaseDecider):
             self._unbacked_origins[sym] = frame
         return out
 
-    def _reason(self, rel: sympy.Basic, api: str) -> Reason:
+    def _reason(self, rel: sympy.Basic, api: tc.Api) -> Reason:
         """Where a new guard fact comes from. A user's own ``torch._check`` of a relation no
         Dim can say (``h * w == 64``) is the user's assertion, part of the spec: that is how
         such a fix is applied (torch keeps it as a runtime check in the program)."""
@@ -399,7 +396,7 @@ class SolverBridge(tc.BaseDecider):
             frame is not None and _CHECK_LINE.match(frame.code) is not None)
         if user_check and not dim_expressible(self._solver.simplify(rel)):
             kind = "spec"
-        return Reason(kind, relation_text(rel, self._names), frame.origin if frame else None, frame.code if frame else api)
+        return Reason(kind, relation_text(rel, self._names), frame.origin if frame else None, frame.code if frame else str(tc.Api(api)))
 
     def _origin(self) -> str | None:
         frame = user_frame()

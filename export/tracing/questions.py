@@ -173,7 +173,7 @@ class Questions:
         return raw
 
     # -- neutral questions -----------------------------------------------------------------------
-    def neutral(self, expr: sympy.Basic, hint: bool, api: str, asking: Asking) -> bool:
+    def neutral(self, expr: sympy.Basic, hint: bool, api: tc.Api, asking: Asking) -> bool:
         """Whether a question that a size is not 0 or 1 (:func:`zero_one_question`), which
         the facts leave open, is answered by its example value with no fact and no torch
         guard (recorded here, for the trace's ``neutral``): only when the place that asked
@@ -202,13 +202,13 @@ class Questions:
         self._neutral.setdefault(rel, set()).add(resolve(raw))
         return True
 
-    def layout_branch(self, expr: sympy.Basic, hint: bool, api: str, asking: Asking) -> bool:
+    def layout_branch(self, expr: sympy.Basic, hint: bool, api: tc.Api, asking: Asking) -> bool:
         """Whether an ``if`` asked ``expr`` whose arms only rebind tensors to their
         ``.contiguous()`` (:mod:`export.tracing.layout_branch`): either answer computes the
         same values, so the example answers it with no fact and no guard, whatever it
         compares (recorded for the trace's ``layout_branches``; a copying one stands only if
         the program mutates no tensor, see ``Exporter.trace``)."""
-        if api != "guard_bool":
+        if api != tc.Api.GUARD_BOOL:
             return False
         raw, _ = asking.site()
         if raw is None or not raw[3].startswith(LAYOUT_PREFIX):

@@ -14,9 +14,8 @@ Three kinds of symbols live in the trace's solver:
 * **internal** symbols (``internal_syms``): torch's own (strides, storage offsets);
 * **unbacked** symbols (``unbacked_syms``): data-dependent values (``.item()``).
 
-The reason ops of torch's own assumptions (the ``op`` of a ``trace_assumption``
-:class:`solver.Reason`) are spelled once here: :data:`FLOOR_OP`, :data:`POSITIVE_OP`,
-:data:`SPECIALIZED_OP`.
+What torch assumed on its own is tagged on each fact's :class:`solver.Reason`
+(:class:`export.tracing.assumptions.Assumption`).
 """
 
 from __future__ import annotations
@@ -28,6 +27,7 @@ from typing import Any, TypeVar
 
 import sympy
 
+from export.tracing.assumptions import Assumption, is_assumption
 from export.tracing.convert import default_symbol, to_shapes
 from export.errors import UnsupportedGuardError
 from export.spec.inputs import Inputs
@@ -40,18 +40,12 @@ from shapes.spec import InputDim, Spec
 from solver import Fact, Solver
 from solver.service import to_json
 
-__all__ = ["Trace", "TraceStats", "BranchNote", "FLOOR_OP", "POSITIVE_OP", "SPECIALIZED_OP", "frozen_map",
+__all__ = ["Trace", "TraceStats", "BranchNote", "frozen_map",
            "problem_json", "relation_text", "spec_or_positive", "trace_stats"]
 
 K = TypeVar("K")
 V = TypeVar("V")
 
-FLOOR_OP = "torch assumes sizes >= 2 (0/1 specialization)"
-"""The op of torch's ``>= 2`` trace assumption on a dynamic size (see :mod:`export.program.floor_policy`)."""
-POSITIVE_OP = "torch's size symbols are positive: sympy folds s == 0 to False unseen"
-"""The op of the ``>= 1`` assumption every size symbol of torch carries."""
-SPECIALIZED_OP = "torch specialized"
-"""The start of the op of torch's specialization of a dim to its example size (0/1, static)."""
 
 
 def trace_stats(trace: Trace) -> dict[str, Any]:
@@ -63,7 +57,7 @@ def trace_stats(trace: Trace) -> dict[str, Any]:
 def spec_or_positive(fact: Fact) -> bool:
     """The spec's facts and torch's sizes-are-positive assumption (no ``>= 2`` floor): what
     holds for every size a program of the spec runs, for a replica's ``keep``."""
-    return fact.reason.kind == "spec" or fact.reason.op == POSITIVE_OP
+    return fact.reason.kind == "spec" or is_assumption(fact, Assumption.POSITIVE)
 
 
 def relation_text(rel: sympy.Basic, names: Mapping[sympy.Symbol, str]) -> str:

@@ -64,10 +64,12 @@ __all__ = [
 ]
 
 PROBLEM_FORMAT = "symshape.problem"
-PROBLEM_VERSION = 1
+PROBLEM_VERSION = 2
+"""Version 2 adds a reason's optional ``tag``; version 1 problems (no tags) are still read."""
+READ_VERSIONS = (1, 2)
 
 _SYMBOL_FIELDS = ("name", "lo", "hi", "hint", "source", "adapts")
-_REASON_FIELDS = ("kind", "text", "origin", "op")
+_REASON_FIELDS = ("kind", "text", "origin", "op", "tag")
 _FACT_FIELDS = ("rel", "reason", "after_guards")
 _GUARD_FIELDS = ("rel", "hint", "reason")
 _PROBLEM_FIELDS = ("format", "version", "symbols", "facts", "guards")
@@ -135,12 +137,17 @@ class Problem:
 
 # -- encoding ----------------------------------------------------------------------------------
 def reason_to_dict(reason: Reason) -> dict[str, str | None]:
-    """``{"kind", "text", "origin", "op"}``.
+    """``{"kind", "text", "origin", "op"}``, and ``"tag"`` when the reason has one.
 
     >>> reason_to_dict(Reason.spec("n <= 8"))
     {'kind': 'spec', 'text': 'n <= 8', 'origin': None, 'op': None}
+    >>> reason_to_dict(Reason("trace_assumption", "n >= 2", None, "torch assumes sizes >= 2", "floor"))["tag"]
+    'floor'
     """
-    return {"kind": reason.kind, "text": reason.text, "origin": reason.origin, "op": reason.op}
+    out = {"kind": reason.kind, "text": reason.text, "origin": reason.origin, "op": reason.op}
+    if reason.tag is not None:
+        out["tag"] = reason.tag
+    return out
 
 
 def _symbol_to_dict(s: SymbolSpec) -> dict[str, Any]:
@@ -165,7 +172,7 @@ def dumps(problem: Problem, indent: int | None = None) -> str:
     """The problem as JSON text.
 
     >>> dumps(Problem((SymbolSpec("n", 1, None),), (), ()))[:45]
-    '{"format": "symshape.problem", "version": 1, '
+    '{"format": "symshape.problem", "version": 2, '
     """
     return json.dumps(problem.to_dict(), indent=indent)
 
@@ -231,7 +238,7 @@ def reason_from_dict(obj: object, path: str = "reason") -> Reason:
     """Validate a reason object.
 
     >>> reason_from_dict({"kind": "guard", "origin": "m.py:3"})
-    Reason(kind='guard', text=None, origin='m.py:3', op=None)
+    Reason(kind='guard', text=None, origin='m.py:3', op=None, tag=None)
     >>> reason_from_dict({"kind": "hunch"}, "facts[0].reason")
     Traceback (most recent call last):
     ...
@@ -242,8 +249,8 @@ def reason_from_dict(obj: object, path: str = "reason") -> Reason:
     if kind not in REASON_KINDS:
         got = "missing" if "kind" not in d else f"unknown reason kind {describe_json(kind)}"
         raise _fail(f"{path}.kind", f"{got} (expected {', '.join(REASON_KINDS)})")
-    text, origin, op = (_optional_str(d.get(k), f"{path}.{k}") for k in _REASON_FIELDS[1:])
-    return Reason(kind, text, origin, op)
+    text, origin, op, tag = (_optional_str(d.get(k), f"{path}.{k}") for k in _REASON_FIELDS[1:])
+    return Reason(kind, text, origin, op, tag)
 
 
 def symbol_name(value: object, path: str) -> str:
@@ -377,9 +384,9 @@ def _check_header(d: Mapping[str, Any]) -> None:
         got = "missing" if "format" not in d else f"got {describe_json(fmt)}"
         raise _fail("format", f'expected "{PROBLEM_FORMAT}", {got}')
     version = d.get("version")
-    if isinstance(version, bool) or version != PROBLEM_VERSION:
+    if isinstance(version, bool) or version not in READ_VERSIONS:
         got = "missing" if "version" not in d else f"unsupported version {describe_json(version)}"
-        raise _fail("version", f"{got} (this reader supports version {PROBLEM_VERSION})")
+        raise _fail("version", f"{got} (this reader supports versions {', '.join(map(str, READ_VERSIONS))})")
 
 
 def _decode_problem(obj: object) -> Problem:
@@ -401,10 +408,10 @@ def _decode_problem(obj: object) -> Problem:
 def loads(text: str | bytes) -> Problem:
     """Parse and validate JSON text (no code is ever evaluated).
 
-    >>> loads('{"format": "symshape.problem", "version": 2}')
+    >>> loads('{"format": "symshape.problem", "version": 3}')
     Traceback (most recent call last):
     ...
-    solver.errors.ProtocolError: version: unsupported version 2 (this reader supports version 1)
+    solver.errors.ProtocolError: version: unsupported version 3 (this reader supports versions 1, 2)
     """
     return Problem.from_dict(load_json(text, "problem"))
 

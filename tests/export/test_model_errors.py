@@ -168,10 +168,10 @@ def test_a_data_dependent_branch_stays_a_data_dependent_error(strict: bool) -> N
 
 @pytest.mark.parametrize("strict", [False, True])
 def test_an_error_inside_symshape_is_not_disguised(monkeypatch: pytest.MonkeyPatch, strict: bool) -> None:
-    """A bug in the bridge (here: its table of torch's 0/1-safe answers broken, so that reading
+    """A bug in the bridge (here: the test that a converted guard is a relation broken, so that calling
     it raises inside ``export/tracing/bridge.py``) propagates as raised, not as a ModelError."""
-    monkeypatch.setattr(bridge_module, "_GENERAL_ANSWER", None)
-    with pytest.raises(AttributeError, match="'NoneType' object has no attribute 'get'") as info:
+    monkeypatch.setattr(bridge_module, "is_relation", None)
+    with pytest.raises(TypeError, match="'NoneType' object is not callable") as info:
         export.export(MatmulMismatch(), (torch.randn(4, 3),), dynamic_shapes={"x": {0: Dim("b")}}, strict=strict)
     assert not isinstance(info.value, export.ExportError)
     assert os.path.samefile(str(info.traceback[-1].path), bridge_module.__file__)

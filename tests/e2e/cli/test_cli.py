@@ -132,7 +132,7 @@ def test_json_document(tmp_path):
     doc_file.write_text(json.dumps(doc))
     code, text, _ = run("replay", str(doc_file), "--json")
     replayed = json.loads(text)  # the report's form, its violations the export's causes
-    assert code == 0 and replayed["schema"] == "symshape.report/1" and replayed["status"] == "violations"
+    assert code == 0 and replayed["schema"] == "symshape.report/2" and replayed["status"] == "violations"
     assert sorted(v["constraint"] for v in replayed["violations"]) == sorted(v["constraint"] for v in doc["violations"])
 
 

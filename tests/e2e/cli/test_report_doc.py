@@ -1,4 +1,4 @@
-"""The report as one JSON document (issue 23, items 1 and 4): ``symshape.report/1``, the same keys
+"""The report as one JSON document (issue 23, items 1 and 4): ``symshape.report/2``, the same keys
 on success and failure, validated against docs/report.schema.json; user-facing text without
 internal root names or the classic maximum 2**63 - 2; replay's violations are export's causes."""
 

@@ -234,7 +234,7 @@ DAMAGE: list[tuple[str, Callable[[str], str], str]] = [
     ("deep nesting", lambda t: "[" * 100_000 + "]" * 100_000, "not valid JSON"),
     ("top is a list", doc_edit(lambda d: [d]), "expected an object"),
     ("top is null", lambda t: "null", "expected an object"),
-    ("wrong version", doc_edit(set_path(["version"], 2)), "version 2 is not supported"),
+    ("wrong version", doc_edit(set_path(["version"], 3)), "version 3 is not supported"),
     ("version as string", doc_edit(set_path(["version"], "1")), "version '1' is not supported"),
     ("no report", doc_edit(set_path(["report"], DELETE)), "report: missing"),
     ("no equalities", doc_edit(set_path(["equality_constraints"], DELETE)), "equality_constraints: missing"),

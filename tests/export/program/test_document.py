@@ -27,7 +27,7 @@ STATS = {"symbols": None, "facts": None, "guards": None, "violations": 0, "asked
 
 
 def test_the_constants() -> None:
-    assert SCHEMA == "symshape.report/1" == REPORT_SCHEMA["properties"]["schema"]["const"]
+    assert SCHEMA == "symshape.report/2" == REPORT_SCHEMA["properties"]["schema"]["const"]
     assert set(KEYS) == set(REPORT_SCHEMA["required"])
     assert set(STATUSES) == set(REPORT_SCHEMA["properties"]["status"]["enum"])
     assert not set(CLI_KEYS) & set(KEYS)

@@ -13,7 +13,8 @@ from torch.export import Dim
 import export
 from export.api import traced
 from export.tracing.bridge import SolverBridge
-from export.tracing.trace import FLOOR_OP, POSITIVE_OP, Trace
+from export.tracing.assumptions import FLOOR_OP, POSITIVE_OP, Assumption
+from export.tracing.trace import Trace
 from solver import Deadline
 
 
@@ -56,8 +57,8 @@ def test_trace_symbols_names_and_kinds(pair: Trace) -> None:
     assert pair.dynamic_syms == set(pair.dim_syms.values())
     assert sympy.Eq(pair.dim_syms[export.InputDim("x", 0)], 1) in pair.hard
     assert pair.stats.asked >= pair.stats.routed > 0 and pair.stats.to_torch == 0
-    ops = {f.reason.op for f in pair.solver.facts if f.reason.kind == "trace_assumption"}
-    assert {FLOOR_OP, POSITIVE_OP} <= ops
+    ops = {(f.reason.tag, f.reason.op) for f in pair.solver.facts if f.reason.kind == "trace_assumption"}
+    assert {(Assumption.FLOOR, FLOOR_OP), (Assumption.POSITIVE, POSITIVE_OP)} <= ops  # the tag, and the words apart
     assert any(note.question == sympy.Eq(pair.dim_syms[export.InputDim("x", 0)], 1) and note.answer is False
                for note in pair.branch_notes)  # branch notes: their own field now, worded when the program is finished
 

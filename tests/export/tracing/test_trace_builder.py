@@ -26,7 +26,8 @@ from export.diagnose.violations import blocking_violations
 from export.program.zero_one import zero_one
 from export.tracing.bridge import SolverBridge
 from export.tracing.sites import Site, asking_site, resolve
-from export.tracing.trace import FLOOR_OP, Trace
+from export.tracing.assumptions import Assumption, is_assumption
+from export.tracing.trace import Trace
 from deploy_models import TinyEncoder  # README.md's (examples/demo.py's) model
 from trace_builder import (TORCH_ROOT, Frame, TraceBuilder, recorded_op_site, torch_site, torch_function_site,
                            user_site)
@@ -175,7 +176,7 @@ def test_symbols_sources_and_floors_are_torch_s() -> None:
     assert trace.sym_map[x0] == trace.dim_syms[next(d for d in trace.dim_syms if str(d) == "x.size(0)")]
     with pytest.raises(KeyError, match="specialized"):
         b.sym("x", 1)  # an example of 1 on Dim.AUTO: torch specializes it
-    floors = [f for f in trace.solver.facts if f.reason.op == FLOOR_OP]
+    floors = [f for f in trace.solver.facts if is_assumption(f, Assumption.FLOOR)]
     assert sorted(f.reason.text for f in floors) == ["n >= 2", "x.size(0) >= 2", "x.size(2) >= 2"]
     assert any("became static 1" in note for note in trace.zero_one_notes)
 
@@ -183,7 +184,7 @@ def test_symbols_sources_and_floors_are_torch_s() -> None:
 def test_floors_can_be_left_out_and_added() -> None:
     b = TraceBuilder("x", (torch.randn(3, 5),), {"x": {0: Dim("b"), 1: Dim("s")}}, floors=False)
     b.floor("x", 1)
-    floors = [f.reason.text for f in b.trace().solver.facts if f.reason.op == FLOOR_OP]
+    floors = [f.reason.text for f in b.trace().solver.facts if is_assumption(f, Assumption.FLOOR)]
     assert floors == ["x.size(1) >= 2"]
 
 

@@ -23,6 +23,7 @@ from solver import Reason, Solver, Truth
 from solver.service import ProtocolError, from_json, to_json
 from solver import engine
 from solver.service import codec
+from solver.service.problem import PROBLEM_VERSION
 from solver.service.protocol import (
     Session,
     answers_from_solver,
@@ -88,7 +89,7 @@ def json_round_trip(obj: Any) -> Any:
 # -- problems ------------------------------------------------------------------------------------
 def test_problem_lists_symbols_facts_and_guard_stream() -> None:
     p = problem_from_solver(sample_solver())
-    assert (p["format"], p["version"]) == ("symshape.problem", 1)
+    assert (p["format"], p["version"]) == ("symshape.problem", PROBLEM_VERSION)
     assert p["symbols"][1] == {"name": "c", "lo": 2, "hi": None, "hint": 16, "source": "y.size(0)"}
     # declared ranges are in symbols[], guard-made facts only in the guard stream
     assert [f["rel"] for f in p["facts"]] == ["c == 2 * b", "n >= 2", "b <= 16"]
@@ -237,7 +238,7 @@ MALFORMED = [
     ({(): []}, "problem: expected an object, got a list"),
     ({("format",): "nope"}, 'format: expected "symshape.problem", got "nope"'),
     ({("format",): DELETE}, 'format: expected "symshape.problem", missing'),
-    ({("version",): 2}, "version: unsupported version 2 (this reader supports version 1)"),
+    ({("version",): 3}, "version: unsupported version 3 (this reader supports versions 1, 2)"),
     ({("version",): "1"}, 'version: unsupported version "1"'),
     ({("version",): True}, "version: unsupported version true"),
     ({("extra",): 1}, 'problem: unknown field "extra"'),

@@ -46,13 +46,18 @@ def torch_dynamic_shapes(spec: Spec, inputs: Inputs, *, tracing: bool = False) -
     ``Dim.AUTO`` / ``Dim.DYNAMIC`` with their bounds for hint dims. ``tracing``: the spec
     symshape's own trace runs with, where ``Dim.DYNAMIC`` is traced as ``Dim.AUTO``
     (symshape refuses its specialization itself, see :mod:`export.diagnose.dynamic_hints`)."""
-    dims = {r.name: Dim(r.name, min=r.lo, max=r.hi if r.hi is not None else tc.int_oo) for r in spec.roots}
+    value_roots = {s.name for x in spec.decls if x.dim.is_value and x.expr is not None for s in x.expr.free_symbols}
+    dims = {r.name: Dim(r.name, min=-tc.int_oo if r.lo is None and r.name in value_roots else r.lo,
+                        max=r.hi if r.hi is not None else tc.int_oo) for r in spec.roots}
     per_leaf: dict[str, dict[int | None, Any]] = {}
     for decl in spec.decls:
         if decl.dim.is_value:  # torch takes only hints on an int; symshape holds it to its own Dim's range
             root = spec.root(next(iter(decl.expr.free_symbols)).name) if decl.expr is not None else None
             lo, hi = (root.lo, root.hi) if root is not None else (decl.lo, decl.hi)
-            entry = _torch_hint(decl.mode, tracing, lo, hi, bare_lo=None)
+            if (lo is not None and lo < 0) or (hi is not None and hi < 0):
+                entry = _negative_int(decl, root, lo, hi, tracing, dims)
+            else:
+                entry = _torch_hint(decl.mode, tracing, lo, hi, bare_lo=None)
         elif decl.expr is None:
             entry = _torch_hint(decl.mode, tracing, decl.lo, decl.hi, bare_lo=0)
         else:
@@ -66,6 +71,30 @@ def _torch_hint(mode: str, tracing: bool, lo: int | None, hi: int | None, *, bar
     ``[bare_lo, inf]`` (0 for a size, no bound for an int)."""
     hint = Dim.AUTO if mode == "auto" or tracing else Dim.DYNAMIC
     return hint if (lo, hi) == (bare_lo, None) else hint(min=lo, max=hi)
+
+
+def _negative_int(decl: DimDecl, root: RootDim | None, lo: int | None, hi: int | None, tracing: bool,
+                  dims: dict[str, Any]) -> Any:
+    """An int input whose range ``[lo, hi]`` has a negative bound, which torch's
+    ``Dim.AUTO`` / ``Dim.DYNAMIC`` cannot take (torch asserts ``min``/``max`` >= 0).
+
+    ``tracing``: the hint without its negative bounds (a negative ``max`` too), i.e. a wider
+    range than declared. That is sound: torch's range of an int input is only where its
+    guards start; symshape's solver answers them (the trace is routed) and holds the value
+    to the declared range, as for any int input, and the program checks that range at run
+    time. Otherwise (a ``dynamic_shapes`` a user passes back to ``export.export``, e.g. a
+    fix): the int's own named ``Dim`` with the declared range, which symshape reads back as
+    it is (a hint would lose the negative bound and widen the spec)."""
+    if tracing:
+        return _torch_hint(decl.mode, tracing, None if lo is not None and lo < 0 else lo,
+                           None if hi is None or hi < 0 else hi, bare_lo=None)
+    if root is not None:
+        return dims[root.name]
+    name = "_".join(w for w in "".join(c if c.isalnum() else " " for c in decl.dim.input_name).split())
+    name = name if name.isidentifier() else f"v_{name}"
+    while name in dims:
+        name = f"_{name}"
+    return Dim(name, min=lo if lo is not None else -tc.int_oo, max=hi if hi is not None else tc.int_oo)
 
 
 def torch_derived(root: Any, form: Affine) -> Any:
@@ -303,7 +332,8 @@ class _ModernBuilder:
                                  f"the other inputs as a runtime check")
             expr = self.expr_of(spec, d)
             self.int_roots.add(name)
-            self.decls.append(DimDecl(d, "dynamic", expr, spec.__name__))
+            # lo=None: the int's value takes its range from its own Dim, a negative min included
+            self.decls.append(DimDecl(d, "dynamic", expr, spec.__name__, lo=None))
             return
         if tc.is_derived_dim(spec):
             raise InputError(f"dynamic_shapes for the int input {d} is the derived Dim {spec.__name__}: an int "
@@ -349,10 +379,14 @@ class _ModernBuilder:
         what = f"Dim({name!r}) for {d}"
         lo = _bound(spec.min, "min", what)
         hi = _bound(spec.max, "max", what)
-        lo = 0 if lo is None else lo
-        if hi is not None and lo > hi:
+        if lo is None and not d.is_value:
+            lo = 0
+        if hi is not None and lo is not None and lo > hi:
             raise InputError(f"{what} has min={lo} > max={hi}")
-        root = RootDim(name, lo, hi, dim_call(name, lo, hi))
+        # an int's own Dim may have no min (min=-int_oo, as torch_dynamic_shapes gives it back)
+        text = dim_call(name, lo, hi) if lo is not None else \
+            f"Dim({name!r}, min=-int_oo{f', max={hi}' if hi is not None else ''})"
+        root = RootDim(name, lo, hi, text)
         seen = self.roots.get(name)
         if seen is not None and (seen.lo, seen.hi) != (root.lo, root.hi):
             raise InputError(f"two different Dims are named {name!r} ({seen.text} and {root.text}); "
@@ -374,9 +408,12 @@ def _root_name(spec: Any) -> str:
 
 def _bound(value: Any, which: str, what: str) -> int | None:
     """A Dim bound as an int; None for no bound (``None``, ``int_oo``, ``inf``, and torch's
-    ``2**63 - 1``). Floats, bools, strings are InputErrors: they would be bent silently."""
+    ``2**63 - 1``; ``-int_oo`` / ``-inf`` as a min). Floats, bools, strings are InputErrors:
+    they would be bent silently."""
     if value is None or value is tc.int_oo or value == math.inf:
         return None
+    if which == "min" and (value == -tc.int_oo or value == -math.inf):
+        return None  # an int's own Dim with no lower bound
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
         raise InputError(f"{what}: {which}={value!r} must be an int (got {type(value).__name__})")
     out = int(value)

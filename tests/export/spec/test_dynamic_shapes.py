@@ -18,6 +18,7 @@ from export.spec.dynamic_shapes import (dynamic_shapes_tree, from_dynamic_shapes
 from export.spec.inputs import Inputs
 from shapes.affine import Affine
 from shapes.expr import int_symbol
+from shapes.spec import DimDecl, InputDim, RootDim, Spec
 
 
 def f(x: Any, y: Any, n: Any) -> Any:
@@ -162,13 +163,46 @@ def test_is_int_input(value: Any, expected: bool) -> None:
     assert is_int_input(value) is expected
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError,
-                   reason="bug: an int input's Dim('v', min=-3) is accepted by from_dynamic_shapes, then "
-                          "torch_dynamic_shapes passes min=-3 to torch's Dim.DYNAMIC, whose bare AssertionError "
-                          "('min must be non-negative') escapes export() instead of an InputError or an export")
 def test_an_int_inputs_negative_minimum_is_not_a_bare_assertion() -> None:
     spec = from_dynamic_shapes(INPUTS, {"n": Dim("v", min=-3, max=9)})
-    try:
-        torch_dynamic_shapes(spec, INPUTS, tracing=True)
-    except InputError:
-        pass
+    assert [(r.name, r.lo, r.hi, r.text) for r in spec.roots] == [("v", -3, 9, "Dim('v', min=-3, max=9)")]
+    assert [(str(d.dim), str(d.expr), d.lo, d.hi) for d in spec.decls] == [("n", "v", None, None)]  # its Dim's range
+    # torch's hints take no negative bound: torch traces over a wider range, symshape's solver holds [-3, 9]
+    traced = torch_dynamic_shapes(spec, INPUTS, tracing=True)["n"]
+    assert tc.is_dim_hint(traced) and str(traced) == str(Dim.AUTO(max=9))
+    back = torch_dynamic_shapes(spec, INPUTS)["n"]  # what a fix hands back: the int's own Dim, read back as it is
+    assert isinstance(back, Dim) and (back.__name__, back.min, back.max) == ("v", -3, 9)
+    assert from_dynamic_shapes(INPUTS, torch_dynamic_shapes(spec, INPUTS)) == spec
+
+
+def test_an_int_inputs_negative_maximum_goes_to_torch_as_a_bare_hint() -> None:
+    inputs = Inputs.bind(f, (X, torch.randn(4, 16), -4), None)
+    spec = from_dynamic_shapes(inputs, {"n": Dim("v", min=-9, max=-1)})
+    validate(spec, inputs)
+    traced = torch_dynamic_shapes(spec, inputs, tracing=True)["n"]
+    assert tc.is_dim_hint(traced) and str(traced) == str(Dim.AUTO)
+    back = torch_dynamic_shapes(spec, inputs)["n"]
+    assert isinstance(back, Dim) and (back.__name__, back.min, back.max) == ("v", -9, -1)
+    assert from_dynamic_shapes(inputs, torch_dynamic_shapes(spec, inputs)) == spec
+
+
+def test_an_int_range_open_below_with_a_negative_maximum_reads_back() -> None:
+    # e.g. a fix "n <= -1" for an int given Dim.DYNAMIC: its own root, no lower bound
+    inputs = Inputs.bind(f, (X, torch.randn(4, 16), -4), None)
+    spec = Spec("modern", (RootDim("n", None, -1, "n"),),
+                (DimDecl(InputDim("n", None), "dynamic", int_symbol("n"), "n", lo=None),))
+    assert str(torch_dynamic_shapes(spec, inputs, tracing=True)["n"]) == str(Dim.AUTO)
+    back = torch_dynamic_shapes(spec, inputs)["n"]
+    assert isinstance(back, Dim) and (back.__name__, back.min, back.max) == ("n", -tc.int_oo, -1)
+    again = from_dynamic_shapes(inputs, torch_dynamic_shapes(spec, inputs))
+    assert [(r.name, r.lo, r.hi, r.text) for r in again.roots] == [("n", None, -1, "Dim('n', min=-int_oo, max=-1)")]
+    assert again.decls == spec.decls
+    validate(again, inputs)
+
+
+def test_an_int_hint_with_a_negative_bound_and_no_root() -> None:
+    spec = Spec("modern", (), (DimDecl(InputDim("n", None), "dynamic", None, "n", lo=-3, hi=9),))
+    traced = torch_dynamic_shapes(spec, INPUTS, tracing=True)["n"]
+    assert tc.is_dim_hint(traced) and str(traced) == str(Dim.AUTO(max=9))
+    back = torch_dynamic_shapes(spec, INPUTS)["n"]
+    assert isinstance(back, Dim) and (back.__name__, back.min, back.max) == ("n", -3, 9)

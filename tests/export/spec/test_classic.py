@@ -157,4 +157,5 @@ def test_an_expression_constraint_is_refused_without_the_token() -> None:
 def test_an_expression_of_a_foreign_tensor_is_refused_without_the_token() -> None:
     with pytest.raises(InputError) as info:
         from_constraints(INPUTS, [D <= 8, dynamic_dim(torch.randn(3), 0) + 1])
-    assert str(info.value) == "constraints[1] is dynamic_dim(t, 0) + 1, an expression: compare it with a dynamic_dim(...)"
+    assert str(info.value) == ("constraints[1] is dynamic_dim(t, 0) + 1, an expression: compare it with "
+                               "a dynamic_dim(...)")

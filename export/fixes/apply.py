@@ -9,6 +9,8 @@ say (a nonlinear relation, a hole in a range) stays as a runtime check to add in
 
 from __future__ import annotations
 
+import dataclasses
+
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -59,7 +61,8 @@ class _Rewriter:
             self.texts[name] = f"{decl.dim}"
             if decl.dim.is_value:
                 self.value_roots.add(name)
-            self.decls[self.decls.index(decl)] = DimDecl(decl.dim, "dynamic", int_symbol(name), name)
+            self.decls[self.decls.index(decl)] = DimDecl(decl.dim, "dynamic", int_symbol(name), name,
+                                                         lo=None if decl.dim.is_value else 0)
             self.decl_of[sym] = self.decls[-1]
             return int_symbol(name)
         return self._resolve(decl.expr)
@@ -164,7 +167,7 @@ class _Rewriter:
             if not e.free_symbols:
                 continue  # static now
             used |= {s.name for s in e.free_symbols}
-            decls.append(DimDecl(d.dim, d.mode, e, d.text))
+            decls.append(dataclasses.replace(d, expr=e))  # (its bounds, as declared: an int's may be None)
         roots = tuple(RootDim(n, lo, hi, self.texts.get(n, n)) for n, (lo, hi) in self.ranges.items() if n in used)
         return FixedSpec(Spec(self.api, roots, tuple(decls), tuple(checks)), tuple(checks), tuple(unexpressed))
 

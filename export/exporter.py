@@ -308,14 +308,20 @@ class Exporter:
             raise
         return key, ep, self.judge(trace)
 
+    def _raise_failing(self, key: Any, judgement: Judgement, diagnose: bool) -> None:
+        """Raise the error of ``judgement`` (if it fails), remembered in the session under
+        ``key``; ``diagnose``: its fixes verified by re-exporting through this exporter (then
+        it is final)."""
+        error = error_of(judgement, self if diagnose else None)
+        if error is not None:
+            self.session.failures[key] = Failure(error, diagnose, judgement)
+            raise error
+
     def run_as_given(self, spec: Spec, *, diagnose: bool = True) -> SymshapeProgram:
         """:meth:`run` on this example as given, no larger example (what failed before fails
         again untraced)."""
         key, ep, judgement = self._judged(spec, diagnose)
-        error = error_of(judgement, self if diagnose else None) if judgement.fails else None
-        if error is not None:
-            self.session.failures[key] = Failure(error, diagnose, judgement)
-            raise error
+        self._raise_failing(key, judgement, diagnose)
         trace = judgement.trace
         return finish(ep, trace, zero_one(trace, ep, functools.partial(self.boundary_trace, spec)), judgement.kept)
 
@@ -329,10 +335,7 @@ class Exporter:
     def check_as_given(self, spec: Spec) -> None:
         """:meth:`check` on this example as given (what failed before fails again untraced)."""
         key, _, judgement = self._judged(spec, False)
-        error = error_of(judgement, None) if judgement.fails else None
-        if error is not None:
-            self.session.failures[key] = Failure(error, False, judgement)
-            raise error
+        self._raise_failing(key, judgement, False)
 
     def boundary_trace(self, spec: Spec, sizes: Mapping[InputDim, int]) -> tuple[ExportedProgram, Trace] | None:
         """A boundary re-trace (:data:`export.program.zero_one.Boundary`): ``spec`` on the

@@ -72,8 +72,7 @@ def judge(trace: Trace, dim_relations: str = CHECK, deferred: bool = False) -> J
     if relations != CHECK:
         return Judgement(trace, blocking, causes, None, None, pinned)
     kept = kept_checks(trace, list(blocking), causes, deferred)
-    return Judgement(trace, blocking, kept.causes if kept.causes is not None else causes, kept.checks, kept.fix,
-                     pinned)
+    return Judgement(trace, blocking, kept.causes, kept.checks, kept.fix, pinned)
 
 
 def error_of(judgement: Judgement, exporter: ReExporter | None) -> ConstraintViolationError | None:
@@ -81,7 +80,5 @@ def error_of(judgement: Judgement, exporter: ReExporter | None) -> ConstraintVio
     0/1 causes probed by re-exporting through ``exporter`` (None: nothing re-exported)."""
     trace = judgement.trace
     if judgement.blocking and judgement.checks is None:
-        error = violation_error(trace, exporter, judgement.fix, judgement.causes)
-        if error is not None:
-            return error
+        return violation_error(trace, exporter, judgement.fix, judgement.causes)
     return specialized_error(trace, exporter, judgement.pinned) if judgement.pinned else None

@@ -37,13 +37,18 @@ __all__ = ["kept_checks", "Kept"]
 @dataclass(frozen=True)
 class Kept:
     """What :func:`kept_checks` found: ``checks`` to keep (``()``: nothing blocks; None: a
-    violation needs a change a Dim can say, or a 0/1 cause), and what the error of the trace
-    then starts from instead of working it out again: the solver's ``fix`` for the trace and
-    the irredundant ``causes`` of its blocking violations, when they were worked out."""
+    violation needs a change a Dim can say, or a 0/1 cause), the ``causes`` the error of the
+    trace says (the blocking violations' own, or reworded where relations pin a declared dim),
+    and the solver's ``fix`` for the trace when it was worked out."""
 
     checks: tuple[KeptCheck, ...] | None
+    causes: tuple[Cause, ...]
     fix: SpecFix | None = None
-    causes: tuple[Cause, ...] | None = None
+
+
+def _as_checks(causes: tuple[Cause, ...]) -> tuple[KeptCheck, ...]:
+    """The causes as the program's runtime checks, in the causes' words."""
+    return tuple(KeptCheck(c.constraint, c.origin, c.code, tuple(c.dims)) for c in causes)
 
 
 def _deferred(blocking: list[Fact], causes: tuple[Cause, ...]) -> Kept | None:
@@ -51,7 +56,7 @@ def _deferred(blocking: list[Fact], causes: tuple[Cause, ...]) -> Kept | None:
     guard kept as a check when no Dim can say any of them; None otherwise."""
     if any(f.reason.kind != "guard" or dim_expressible(f.rel) for f in blocking):
         return None
-    return Kept(tuple(KeptCheck(c.constraint, c.origin, c.code, tuple(c.dims)) for c in causes))
+    return Kept(_as_checks(causes), causes)
 
 
 def kept_checks(trace: Trace, blocking: list[Fact], causes: tuple[Cause, ...], deferred: bool = False) -> Kept:
@@ -60,9 +65,9 @@ def kept_checks(trace: Trace, blocking: list[Fact], causes: tuple[Cause, ...], d
     one of them; with ``deferred`` (torch's ``prefer_deferred_runtime_asserts_over_guards``),
     also when no Dim can say any of them. Read through :func:`export.diagnose.judgement.judge`."""
     if not blocking:
-        return Kept(())
+        return Kept((), causes)
     if any(c.kind == SPECIALIZED for c in causes):
-        return Kept(None, causes=causes)
+        return Kept(None, causes)
     if deferred:
         kept = _deferred(blocking, causes)
         if kept is not None:
@@ -70,19 +75,19 @@ def kept_checks(trace: Trace, blocking: list[Fact], causes: tuple[Cause, ...], d
     fix = fix_spec(trace)
     fixed = fix[1]
     if not fixed.checks:
-        return Kept(None, fix, causes)
+        return Kept(None, causes, fix)
     given = trace.solver.replica(kinds=("spec",))
     try:
         for rel in fixed.checks:
             given.assume(rel)
         if any(given.decide(f.rel) is not Truth.TRUE for f in blocking):
-            return Kept(None, fix, causes)
+            return Kept(None, causes, fix)
         pinned = _pinned(trace, given)
     except Exception:  # noqa: BLE001 - relations the solver cannot take are no checks to keep
-        return Kept(None, fix, causes)
+        return Kept(None, causes, fix)
     if pinned:  # a dim declared dynamic the relations leave one size: torch's specialization, raised
-        return Kept(None, _static_fix(trace, fix, pinned), _pinning(trace, causes, pinned))
-    return Kept(tuple(KeptCheck(c.constraint, c.origin, c.code, tuple(c.dims)) for c in causes), fix, causes)
+        return Kept(None, _pinning(trace, causes, pinned), _static_fix(trace, fix, pinned))
+    return Kept(_as_checks(causes), causes, fix)
 
 
 def _pinned(trace: Trace, given: Solver) -> dict[InputDim, int]:

@@ -18,7 +18,6 @@ from export.program.document import error_document
 from export.program.words import congruence_words, guard_words, specialized_words
 from export.fixes.verify import SpecFix, static_fixes, suggest_fixes
 from export.diagnose.probe import probe_specializations
-from export.diagnose.redundant import irredundant
 from export.diagnose.unpin import unpinned
 from export.fixes.suggested import ReExporter, SuggestedFixes
 from export.tracing.assumptions import Assumption, assumption, is_assumption
@@ -165,17 +164,12 @@ def _words(trace: Trace, rel: sympy.Basic, names: Mapping[sympy.Symbol, str]) ->
 
 # -- the error -------------------------------------------------------------------------------
 
-def violation_error(trace: Trace, exporter: ReExporter | None, fix: SpecFix | None = None,
-                    causes: tuple[Cause, ...] | None = None) -> ConstraintViolationError | None:
-    """The error for an export whose guards the spec does not imply, or None; its fixes
-    and 0/1 probes re-export through ``exporter`` (None: none); ``fix`` and ``causes``: the
-    solver's fix for the trace and the causes of its blocking violations, when already
-    worked out (:class:`export.diagnose.kept.Kept`)."""
-    if not causes:
-        blocking = blocking_violations(trace)
-        if not blocking:
-            return None
-        causes = causes_of(irredundant(blocking, trace), trace)
+def violation_error(trace: Trace, exporter: ReExporter | None, fix: SpecFix | None,
+                    causes: tuple[Cause, ...]) -> ConstraintViolationError:
+    """The error for an export whose guards the spec does not imply, with the ``causes`` of its
+    blocking violations and the solver's ``fix`` for the trace (None: worked out here), as
+    :func:`export.diagnose.judgement.judge` found them; its fixes and 0/1 probes re-export
+    through ``exporter`` (None: none)."""
     fixes = None
     static: list[InputDim] = []
     if any(c.kind == SPECIALIZED for c in causes):

@@ -50,10 +50,13 @@ class Api(str, enum.Enum):
     @property
     def general_answer(self) -> bool | None:
         """The answer ``guard_or_false`` / ``guard_or_true`` gives when it cannot decide (None: no such)."""
-        return {Api.GUARD_OR_FALSE: False, Api.GUARD_OR_TRUE: True}.get(self)
+        return _GENERAL_ANSWERS.get(self)
 
     def __str__(self) -> str:
         return self.value
+
+
+_GENERAL_ANSWERS = {Api.GUARD_OR_FALSE: False, Api.GUARD_OR_TRUE: True}
 
 
 class Neutral(enum.Enum):

@@ -177,7 +177,7 @@ def _skip_for_routed(original: Callable[..., Any]) -> Callable[..., Any]:
         else:
             env.frozen = True  # as torch does after producing guards: no guard may be added now
             out = None
-        env.decider.on_traced()  # may end the export here (a failing trace needs no program)
+        env.decider.on_traced()  # (a decider may end the export here; symshape judges after the export)
         return out
 
     produce_guards_and_solve_constraints.__symshape_skip__ = True  # type: ignore[attr-defined]

@@ -88,8 +88,6 @@ class SolverBridge(tc.BaseDecider):
         """``layout_branches``: an ``if`` that only chooses ``.contiguous()`` is answered with
         no fact (:meth:`export.tracing.questions.Questions.layout_branch`)."""
         self._spec = spec
-        self.traced = False
-        """Whether the graph was traced to its end (:meth:`on_traced`): every question asked."""
         self._inputs = inputs
         self._solver = solver if solver is not None else Solver(deadline=export_deadline())
         self._counts = _Counts()
@@ -261,12 +259,6 @@ class SolverBridge(tc.BaseDecider):
         own guard production and constraint solving are skipped (non-strict)."""
         return True
 
-    def on_traced(self) -> None:
-        """The graph is traced: no question comes after this (torch freezes its ShapeEnv).
-        The trace is judged after torch's export returns, never in here
-        (:func:`export.diagnose.judgement.judge`)."""
-        self.traced = True
-
     # -- questions ------------------------------------------------------------------------------
     def on_question(self, expr: sympy.Basic, hint: bool | None, api: tc.Api) -> tc.Answer:
         """The answer to torch's question ``expr`` (None: torch decides): :data:`NEUTRAL`
@@ -290,7 +282,7 @@ class SolverBridge(tc.BaseDecider):
         their contract the code after that answer is right whatever the truth (it is the path
         torch takes for data-dependent values), so the program keeps the values the other
         answer would exclude (``x[:n]`` asks ``n == 0``: the program runs ``n = 0``)."""
-        if tc.Api(api).general_answer is not hint or self._settled.get(expr) is not None:
+        if api.general_answer is not hint or self._settled.get(expr) is not None:
             return False
         rel = self._convert(expr)
         return rel is not None and self._solver.decide(rel) is Truth.UNKNOWN
@@ -300,7 +292,7 @@ class SolverBridge(tc.BaseDecider):
         settled = self._settled.get(expr)
         if settled is not None and (hint is None or hint == settled):
             self._counts.routed += 1  # asked and answered before: facts only grow, so still settled
-            if not tc.Api(api).soft:
+            if not api.soft:
                 rel = self._converted[expr]
                 raw = self._questions.hard_question(rel, settled, asking)
                 if api == tc.Api.GUARD_BOOL:
@@ -316,7 +308,7 @@ class SolverBridge(tc.BaseDecider):
             if hint is None:
                 return self._unhinted(rel, api)
             raw = None
-            if not tc.Api(api).soft:
+            if not api.soft:
                 raw = self._questions.hard_question(rel, hint, asking)
             record = self._solver.guard_record(rel, hint, lambda: self._reason(rel, api))
             if record.decided is Truth.UNKNOWN:
@@ -396,7 +388,7 @@ class SolverBridge(tc.BaseDecider):
             frame is not None and _CHECK_LINE.match(frame.code) is not None)
         if user_check and not dim_expressible(self._solver.simplify(rel)):
             kind = "spec"
-        return Reason(kind, relation_text(rel, self._names), frame.origin if frame else None, frame.code if frame else str(tc.Api(api)))
+        return Reason(kind, relation_text(rel, self._names), frame.origin if frame else None, frame.code if frame else str(api))
 
     def _origin(self) -> str | None:
         frame = user_frame()

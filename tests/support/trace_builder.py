@@ -424,7 +424,7 @@ class TraceBuilder:
             frames = ([user or DEFAULT_USER] if given[0].torch else ([user] if user else [])) + given
         if via_check:
             frames.append(_CHECK_FRAME)
-        return call_from(frames, self.bridge.on_question, expr, hint, api)  # type: ignore[no-any-return]
+        return call_from(frames, self.bridge.on_question, expr, hint, tc.Api(api))  # type: ignore[no-any-return]
 
     def trace(self) -> Trace:
         """The frozen :class:`export.tracing.trace.Trace` (``SolverBridge.trace``)."""

@@ -11,10 +11,12 @@ from typing import Any
 import torch
 from torch.export import Dim
 
+from export.exporter import Exporter
 from export.tracing.trace import Trace
 from trace_builder import TraceBuilder, user_site
 
-__all__ = ["REPORT_SCHEMA", "PINNED_LINE", "pinned_trace", "divisible_trace", "problem_of"]
+__all__ = ["REPORT_SCHEMA", "PINNED_LINE", "pinned_trace", "divisible_trace", "problem_of", "ViewBy4",
+           "view_by_4_exporter"]
 
 REPORT_SCHEMA: dict[str, Any] = json.loads(
     (Path(__file__).resolve().parents[2] / "docs" / "report.schema.json").read_text(encoding="utf-8"))
@@ -44,3 +46,16 @@ def problem_of(trace: Trace) -> dict[str, Any]:
     text = trace.problem()
     assert text is not None
     return json.loads(text)  # type: ignore[no-any-return]
+
+
+class ViewBy4(torch.nn.Module):
+    """``x.view(b, -1, 4)``: a dim that must be divisible by 4, for the fixes' real exports."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x.view(x.shape[0], -1, 4)
+
+
+def view_by_4_exporter() -> Exporter:
+    """An exporter of :class:`ViewBy4` on a 3 x 8 example (each test module builds its own: a
+    session is one export's)."""
+    return Exporter.of(ViewBy4(), (torch.randn(3, 8),))

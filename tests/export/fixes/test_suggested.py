@@ -24,7 +24,7 @@ from export.spec.classic import dynamic_dim, from_constraints
 from export.spec.inputs import Inputs
 from shapes.expr import int_symbol
 from shapes.spec import DimDecl, InputDim, RootDim, Spec
-from step_cases import divisible_trace
+from step_cases import divisible_trace, view_by_4_exporter
 
 MODERN = "from torch.export import Dim\n\nb = Dim('b', min=1)\n_s = Dim('_s', min=1)\ndynamic_shapes = {'x': {0: b, 1: 4 * _s}}"
 CLASSIC = ("def specify_constraints(x):\n    return [\n        dynamic_dim(x, 0),\n"
@@ -92,14 +92,9 @@ def test_user_form_of_a_classic_spec_is_classic_constraints() -> None:
     assert [c.text for c in form] == ["dynamic_dim(x, 0) >= 2", "dynamic_dim(x, 0) <= 16"]
 
 
-class Model(torch.nn.Module):
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return x.view(x.shape[0], -1, 4)
-
-
 @pytest.fixture(scope="module")
 def exporter() -> Exporter:
-    return Exporter.of(Model(), (torch.randn(3, 8),))
+    return view_by_4_exporter()
 
 
 def test_an_exporter_is_a_re_exporter(exporter: Exporter) -> None:

@@ -18,6 +18,7 @@ from shapes.printing import to_python
 from shapes.spec import InputDim
 from step_cases import divisible_trace
 from trace_builder import TraceBuilder, user_site
+from step_cases import view_by_4_exporter
 
 X0, X1 = InputDim("x", 0), InputDim("x", 1)
 
@@ -57,14 +58,9 @@ def test_static_fixes_without_an_exporter() -> None:
     assert static_fixes(trace, None, [X1], values=[5]).records.items[0].value == 5
 
 
-class Model(torch.nn.Module):
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return x.view(x.shape[0], -1, 4)
-
-
 @pytest.fixture(scope="module")
 def exporter() -> Exporter:
-    return Exporter.of(Model(), (torch.randn(3, 8),))
+    return view_by_4_exporter()
 
 
 def test_the_fix_is_verified_by_re_exporting(exporter: Exporter) -> None:

@@ -22,6 +22,7 @@ from export.spec.dynamic_shapes import resolve_dynamic_shapes
 from export.spec.inputs import Inputs
 from export.spec.options import TorchOptions
 from export.tracing.bridge import SolverBridge
+from export.tracing.replay import REPLAY
 from export.tracing.trace import Trace
 
 __all__ = ["export", "traced", "TorchOptions", "dynamic_dim", "constrain_as_size", "constrain_as_value"]
@@ -63,6 +64,7 @@ def export(
     prefer_deferred_runtime_asserts_over_guards: bool = False,
     zero_one_examples: str = TRACE_LARGER,
     dim_relations: str = CHECK,
+    fix_verification: str = REPLAY,
     **torch_options: Any,
 ) -> SymshapeProgram:
     """Export ``f`` with every symbolic-shape decision made by symshape's solver.
@@ -105,6 +107,13 @@ def export(
     ConstraintViolationError whose fix adds ``torch._check`` lines to the model. Ranges,
     equalities and divisibility a ``Dim`` can say are violations either way.
 
+    ``fix_verification`` says how a suggested fix is verified: ``"replay"`` (default)
+    replays the failing trace under the fixed spec where that is provably what a re-export
+    would do (the fix only narrows the spec, on the same example, and changes no answer the
+    trace got: :mod:`export.tracing.replay`), and re-exports elsewhere; ``"re-export"``
+    always re-exports. ``err.fixes.program.symshape.stats["verified_by"]`` says which
+    (``"replay"`` or ``"trace"``), ``err.stats["replays"]`` how many re-runs were replayed.
+
     >>> from torch.export import Dim
     >>> ep = export(torch.nn.Linear(4, 2), (torch.randn(1, 4),), dynamic_shapes={"input": {0: Dim("b")}})
     >>> ep.symshape.ranges, ep.symshape.warnings
@@ -115,7 +124,8 @@ def export(
     opts = TorchOptions.of(strict, preserve_module_call_signature, prefer_deferred_runtime_asserts_over_guards,
                            torch_options)
     with tc.exclusive():  # one symshape export at a time per process (torch's tracing globals)
-        exporter = Exporter.of(f, args, kwargs, opts, zero_one_examples=zero_one_examples, dim_relations=dim_relations)
+        exporter = Exporter.of(f, args, kwargs, opts, zero_one_examples=zero_one_examples, dim_relations=dim_relations,
+                               fix_verification=fix_verification)
         spec = spec_of(exporter.inputs, constraints, resolve_dynamic_shapes(f, args, kwargs, dynamic_shapes))
         ep = exporter.run(spec)
         _note_copies(exporter.inputs, ep)

@@ -36,6 +36,7 @@ from export.spec.dynamic_shapes import from_dynamic_shapes, resolve_dynamic_shap
 from export.spec.inputs import Inputs, signature_of
 from export.spec.options import TorchOptions
 from export.tracing.bridge import SolverBridge
+from export.tracing.replay import REPLAY, check_verify_mode, replayed
 from export.tracing.trace import Trace
 from shapes.errors import SpecError
 from shapes.spec import InputDim, Spec
@@ -112,6 +113,25 @@ class Session:
     """The errors already raised, by (spec, example sizes). The 0/1 probe of a batch-1 export
     re-raises what the larger example raised instead of tracing it again, and a violation
     first judged without verifying its fixes is verified from its judgement."""
+    unfinished: dict[Any, list[tuple[Trace, ExportedProgram]]] = field(default_factory=dict)
+    """The traces that failed, with torch's program (not yet given the solver's ranges), by
+    example sizes: a re-run under a narrower spec on that example replays one
+    (:func:`export.tracing.replay.replayed`) instead of tracing again, and finishes its
+    program (then it is taken out: a program is finished once)."""
+    replays: int = 0
+    """How many re-runs were replayed instead of traced (``err.stats["replays"]``)."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Judged:
+    """A spec judged on an example: the session's ``key``, torch's program ``ep`` and the
+    ``judgement``; ``source``: the unfinished failing trace it was replayed from (None:
+    traced)."""
+
+    key: Any
+    ep: ExportedProgram
+    judgement: Judgement
+    source: tuple[Trace, ExportedProgram] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,26 +178,29 @@ class Exporter:
     inputs: Inputs
     zero_one_examples: str = TRACE_LARGER
     dim_relations: str = CHECK
+    fix_verification: str = REPLAY
     session: Session = field(default_factory=Session, compare=False)
 
     @staticmethod
     def of(f: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any] | None = None,
            options: TorchOptions | None = None, *, zero_one_examples: str = TRACE_LARGER,
-           dim_relations: str = CHECK, session: Session | None = None) -> Exporter:
+           dim_relations: str = CHECK, fix_verification: str = REPLAY, session: Session | None = None) -> Exporter:
         """``f`` on ``args``/``kwargs`` (InputError when they do not fit its signature);
-        ``zero_one_examples`` and ``dim_relations`` as :func:`export` takes them; ``session``:
-        the export this one is part of (default: a new one)."""
+        ``zero_one_examples``, ``dim_relations`` and ``fix_verification`` as :func:`export`
+        takes them; ``session``: the export this one is part of (default: a new one)."""
         mode = check_mode(zero_one_examples)  # before the inputs: a bad option is named first, as before
         relations = check_relations_mode(dim_relations)
+        verification = check_verify_mode(fix_verification)
         options = options or TorchOptions()
         args, kwargs, inputs = Inputs.example(f, args, kwargs)  # ints unwrapped, aliased tensors copied
-        return Exporter(f, args, kwargs, options, inputs, mode, relations,
+        return Exporter(f, args, kwargs, options, inputs, mode, relations, verification,
                         session if session is not None else Session())
 
     def with_example(self, args: tuple[Any, ...], kwargs: dict[str, Any] | None) -> Exporter:
         """The same export (``f``, options, session) on other example inputs."""
         return Exporter.of(self.f, args, kwargs, self.options, zero_one_examples=self.zero_one_examples,
-                           dim_relations=self.dim_relations, session=self.session)
+                           dim_relations=self.dim_relations, fix_verification=self.fix_verification,
+                           session=self.session)
 
     def parse(self, form: Any, classic: bool) -> Spec:
         """The Spec :func:`export` builds from ``constraints=form`` (``classic``) or
@@ -252,7 +275,8 @@ class Exporter:
             with warnings.catch_warnings(record=True) as caught:
                 return self._run(spec, diagnose)
         except (ConstraintViolationError, DataDependentError) as e:
-            e.stats.update(traces=len(traces), trace_reasons=dict(collections.Counter(traces)))
+            e.stats.update(traces=len(traces), trace_reasons=dict(collections.Counter(traces)),
+                           replays=self.session.replays)
             raise
         finally:
             for w in caught:  # (_run's frames are symshape's: the user's line is 3 up from here)
@@ -268,12 +292,13 @@ class Exporter:
         if self.zero_one_examples == TRACE_LARGER:
             larger = run_larger(self, spec, diagnose)
             if larger.program is not None:
-                amend(larger.program, notes=larger.notes, stats=trace_stats(larger.traces))
+                amend(larger.program, notes=larger.notes, stats=trace_stats(_own_trace(larger.program, larger.traces)))
                 return larger.program
             spent = larger.spent
         ep = self.run_as_given(spec, diagnose=diagnose)
-        amend(ep, stats=trace_stats({"example": 1, "larger example that gave no program": spent,
-                                     "boundary re-trace": int(report_of(ep).stats.get("boundary_retraces", 0))}))
+        amend(ep, stats=trace_stats(_own_trace(ep, {
+            "example": 1, "larger example that gave no program": spent,
+            "boundary re-trace": int(report_of(ep).stats.get("boundary_retraces", 0))})))
         return ep
 
     def _failure_key(self, spec: Spec) -> Any:
@@ -295,18 +320,31 @@ class Exporter:
         if known.final or not diagnose:
             raise known.error
 
-    def _judged(self, spec: Spec, diagnose: bool) -> tuple[Any, ExportedProgram, Judgement]:
+    def _judged(self, spec: Spec, diagnose: bool) -> _Judged:
         """:meth:`trace` and :meth:`judge` unless ``spec`` failed on this example before (then
-        that is raised again, see :meth:`_raise_known`); a failure to trace is remembered.
-        With the key."""
+        that is raised again, see :meth:`_raise_known`), or a trace that failed on this example
+        replays under ``spec`` (:func:`export.tracing.replay.replayed`; not with
+        ``fix_verification="re-export"``). A failure to trace is remembered, and a failing
+        trace kept unfinished for a replay."""
         key = self._failure_key(spec)
         self._raise_known(key, diagnose)
+        if self.fix_verification == REPLAY:
+            validate(spec, self.inputs)
+            for source in reversed(self.session.unfinished.get(key[1], [])):
+                again = replayed(source[0], spec)
+                if again is not None:
+                    _log.info("replaying the failing trace under the narrower spec (no second trace)")
+                    self.session.replays += 1
+                    return _Judged(key, source[1], self.judge(again), source)
         try:
             ep, trace = self.trace(spec)
         except Exception as e:  # noqa: BLE001 - kept to be raised again, then raised
             self.session.failures[key] = Failure(e, True, None)
             raise
-        return key, ep, self.judge(trace)
+        judged = _Judged(key, ep, self.judge(trace))
+        if judged.judgement.fails:
+            self.session.unfinished.setdefault(key[1], []).append((trace, ep))
+        return judged
 
     def _raise_failing(self, key: Any, judgement: Judgement, diagnose: bool) -> None:
         """Raise the error of ``judgement`` (if it fails), remembered in the session under
@@ -320,10 +358,15 @@ class Exporter:
     def run_as_given(self, spec: Spec, *, diagnose: bool = True) -> SymshapeProgram:
         """:meth:`run` on this example as given, no larger example (what failed before fails
         again untraced)."""
-        key, ep, judgement = self._judged(spec, diagnose)
-        self._raise_failing(key, judgement, diagnose)
-        trace = judgement.trace
-        return finish(ep, trace, zero_one(trace, ep, functools.partial(self.boundary_trace, spec)), judgement.kept)
+        judged = self._judged(spec, diagnose)
+        judgement = judged.judgement
+        self._raise_failing(judged.key, judgement, diagnose)
+        if judged.source is not None:  # its program is finished now: no other replay may take it
+            self.session.unfinished[judged.key[1]].remove(judged.source)
+        trace, ep = judgement.trace, judged.ep
+        program = finish(ep, trace, zero_one(trace, ep, functools.partial(self.boundary_trace, spec)), judgement.kept)
+        amend(program, stats={"verified_by": "trace" if judged.source is None else "replay"})
+        return program
 
     def check(self, spec: Spec) -> None:
         """A diagnosis re-export that offers no program (a fix with checks): raises what
@@ -334,8 +377,8 @@ class Exporter:
 
     def check_as_given(self, spec: Spec) -> None:
         """:meth:`check` on this example as given (what failed before fails again untraced)."""
-        key, _, judgement = self._judged(spec, False)
-        self._raise_failing(key, judgement, False)
+        judged = self._judged(spec, False)
+        self._raise_failing(judged.key, judged.judgement, False)
 
     def boundary_trace(self, spec: Spec, sizes: Mapping[InputDim, int]) -> tuple[ExportedProgram, Trace] | None:
         """A boundary re-trace (:data:`export.program.zero_one.Boundary`): ``spec`` on the
@@ -351,6 +394,15 @@ class Exporter:
             return self.with_example(b_args, b_kwargs).trace(spec, keep_zero_one=True)
         except Exception:  # noqa: BLE001 - no boundary trace, no evidence: the dim keeps its floor
             return None
+
+
+def _own_trace(program: SymshapeProgram, reasons: Mapping[str, int]) -> dict[str, int]:
+    """``reasons`` (why -> traces, the program's own first) without the program's own trace
+    when its trace was replayed (``stats["verified_by"] == "replay"``)."""
+    if report_of(program).stats.get("verified_by") != "replay":
+        return dict(reasons)
+    first = next(iter(reasons))
+    return {**reasons, first: 0}
 
 
 def _replay_stderr(text: str, drop: str = "") -> None:

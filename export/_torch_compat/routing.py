@@ -263,7 +263,7 @@ class RoutingShapeEnv(ShapeEnv):
             or not self._is_symbolic(expr)
         ):
             return result
-        answer = decider.on_static(expr)
+        answer = decider.on_static(expr, None if result is None else bool(result))
         if answer is None:
             return result
         if result is not None and bool(result) != bool(answer):

@@ -107,7 +107,10 @@ class SolverBridge(tc.BaseDecider):
         self._converted: dict[sympy.Basic, sympy.Basic | None] = {}
         self._questions = Questions(self._solver, spec, self._dim_syms, self._names, self._convert,
                                     layout_branches)
+        self._open: set[sympy.Basic] = set()  # questions left open: a narrower spec may answer them
+        self._opaque = 0  # static questions neither the solver nor torch could answer, not convertible
         self._declare_spec()
+        self._spec_facts = len(self._solver.facts)
 
     # -- the end of tracing ---------------------------------------------------------------------
     def trace(self, symbols: Iterable[sympy.Symbol] = ()) -> Trace:
@@ -131,7 +134,8 @@ class SolverBridge(tc.BaseDecider):
             hard=q.hard, answered_by_fact=frozenset(self._became_fact), zero_one_notes=q.zero_one_notes,
             unbacked_origins=frozen_map({**self._origins_from_torch(), **self._unbacked_origins}),
             torch_reports=tuple(self._torch_reports), sites=q.sites, answers=q.answers,
-            branch_notes=q.branch_notes, neutral=q.neutral_sites, layout_branches=q.layout_branches)
+            branch_notes=q.branch_notes, neutral=q.neutral_sites, layout_branches=q.layout_branches,
+            spec_facts=self._spec_facts, open_questions=frozenset(self._open), opaque_questions=self._opaque)
 
     def _origins_from_torch(self) -> dict[sympy.Symbol, UserFrame]:
         """Where torch recorded the unbacked symbols the bridge saw no user frame for."""
@@ -321,18 +325,27 @@ class SolverBridge(tc.BaseDecider):
         finally:
             self._counts.seconds += time.perf_counter() - start
 
-    def on_static(self, expr: sympy.Basic) -> bool | None:
+    def on_static(self, expr: sympy.Basic, known: bool | None = None) -> bool | None:
+        """The solver's cheap answer to a static query (None: torch's own, ``known``, stands).
+        A query neither answers is an open question of the trace (a narrower spec might
+        answer it, and torch would take another path: :mod:`export.tracing.replay`)."""
         rel = self._convert(expr)
         if rel is None:
+            self._opaque += known is None
             return None
         t = self._solver.decide(rel, cheap=True)  # torch's own static answer is the fallback
-        return None if t is Truth.UNKNOWN else t is Truth.TRUE
+        if t is Truth.UNKNOWN:
+            if known is None:
+                self._open.add(rel)
+            return None
+        return t is Truth.TRUE
 
     def _unhinted(self, rel: sympy.Basic, api: tc.Api) -> bool | None:
         t = self._solver.decide(rel)
         if t is not Truth.UNKNOWN:
             return t is Truth.TRUE
         if api != tc.Api.RUNTIME_ASSERT:
+            self._open.add(rel)
             return None  # data-dependent: torch raises, export explains
         kind = self._inline_kind or "guard"
         self._solver.assume(rel, Reason(kind, relation_text(rel, self._names), self._origin(), "runtime check (torch._check)",

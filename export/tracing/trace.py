@@ -147,7 +147,13 @@ class Trace:
     (:meth:`export.tracing.questions.Questions.neutral`). ``layout_branches`` maps each
     question asked by an ``if`` whose arms only rebind tensors to their ``.contiguous()``
     to those ifs and the example's answer: no fact, whatever it compares
-    (:mod:`export.tracing.layout_branch`). Built by keyword only.
+    (:mod:`export.tracing.layout_branch`). The solver's first ``spec_facts`` facts are the
+    spec's (the bridge declared them before tracing; model code's ``torch._check`` facts of
+    kind ``spec`` come later); ``open_questions`` are the questions left undecided (static
+    queries neither the solver nor torch answered, data-dependent ones), and
+    ``opaque_questions`` counts the static queries left undecided that the solver could not
+    read: a narrower spec could answer them, so replay (:mod:`export.tracing.replay`) checks
+    the first and refuses when there are any of the second. Built by keyword only.
     """
 
     spec: Spec
@@ -171,6 +177,9 @@ class Trace:
     branch_notes: tuple[BranchNote, ...] = ()
     neutral: Mapping[sympy.Basic, frozenset[Site]] = field(default_factory=lambda: frozen_map({}))
     layout_branches: Mapping[sympy.Basic, frozenset[tuple[Site, bool]]] = field(default_factory=lambda: frozen_map({}))
+    spec_facts: int = 0
+    open_questions: frozenset[sympy.Basic] = frozenset()
+    opaque_questions: int = 0
 
     @property
     def layout_copies(self) -> bool:

@@ -34,7 +34,7 @@ class LogDecider(tc.BaseDecider):
         self.events.append(("guard", expr, hint, api))
         return None
 
-    def on_static(self, expr: sympy.Basic) -> bool | None:
+    def on_static(self, expr: sympy.Basic, known: bool | None = None) -> bool | None:
         self.events.append(("static", expr))
         return None
 
@@ -426,8 +426,8 @@ def test_a_neutral_runtime_assert_is_an_error() -> None:
 
 def test_static_queries_reach_the_decider_and_its_answers_are_used() -> None:
     class Static(LogDecider):
-        def on_static(self, expr: sympy.Basic) -> bool | None:
-            super().on_static(expr)
+        def on_static(self, expr: sympy.Basic, known: bool | None = None) -> bool | None:
+            super().on_static(expr, known)
             return False if isinstance(expr, sympy.Eq) else None  # u0 == 2**63-1: no
 
     d = Static()

@@ -49,12 +49,16 @@ def _traces(seen: list[Judgement]) -> list[int]:
     return [id(j.trace) for j in seen]
 
 
-def test_a_failing_export_judges_each_trace_once_and_verifies_its_fix(judged: list[Judgement]) -> None:
+@pytest.mark.parametrize("verification", ["replay", "re-export"])
+def test_a_failing_export_judges_each_trace_once_and_verifies_its_fix(judged: list[Judgement],
+                                                                      verification: str) -> None:
     with pytest.raises(export.ConstraintViolationError) as info:
-        export.export(Branch(), (torch.randn(4, 3),), dynamic_shapes={"x": {0: Dim("b", max=64)}})
+        export.export(Branch(), (torch.randn(4, 3),), dynamic_shapes={"x": {0: Dim("b", max=64)}},
+                      fix_verification=verification)
     err = info.value
-    assert err.stats["traces"] == 2 and len(judged) == 2  # the example, the fix's re-export
-    assert len(set(_traces(judged))) == 2
+    # the example, then the fix's verification: its replay (the fix narrows a range), or a re-export
+    assert (err.stats["traces"], err.stats["replays"]) == ((1, 1) if verification == "replay" else (2, 0))
+    assert len(judged) == 2 and len(set(_traces(judged))) == 2
     assert judged[0].fails and not judged[1].fails
     assert [c.constraint for c in judged[0].causes] == ["x.size(0) must be <= 6"]
     assert err.fixes.verified and err.fixes.program is not None

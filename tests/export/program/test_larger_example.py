@@ -218,10 +218,17 @@ def test_a_failed_export_counts_its_traces_and_traces_no_example_twice(traces) -
     assert info.value.fixes.verified
 
 
-def test_a_failing_export_traces_twice_its_example_and_the_fix() -> None:
+@pytest.mark.parametrize("verification, reasons, replays", [
+    ("replay", {"example": 1}, 1),  # the fix only narrows the range: its verification replays the trace
+    ("re-export", {"example": 1, "re-export (fix verification or 0/1 probe)": 1}, 0),
+])
+def test_a_failing_export_traces_its_example_and_verifies_the_fix(verification: str, reasons: dict[str, int],
+                                                                   replays: int) -> None:
     with pytest.raises(export.ConstraintViolationError) as info:
-        export.export(lambda x: x[:, 5:] * 2, (torch.randn(2, 8),), dynamic_shapes={"x": {1: Dim("n")}})
-    assert info.value.stats["trace_reasons"] == {"example": 1, "re-export (fix verification or 0/1 probe)": 1}
+        export.export(lambda x: x[:, 5:] * 2, (torch.randn(2, 8),), dynamic_shapes={"x": {1: Dim("n")}},
+                      fix_verification=verification)
+    assert info.value.stats["trace_reasons"] == reasons and info.value.stats["replays"] == replays
+    assert info.value.fixes.program.symshape.stats["verified_by"] == ("replay" if replays else "trace")
 
 
 class _Triples(torch.nn.Module):

@@ -13,6 +13,7 @@ Per case and per exporter:
            a violation exported with its relations as listed runtime checks (fix: yes, no model
            edit; the program must refuse the must-reject sizes), a 0/1 specialization exported
            at a larger example with its warning
+  traces   symshape's traces (+ replays: fixes verified by replaying the failing trace, issue 35)
   time     seconds of the export with the case's spec (for a failing export: the time to the
            error, diagnosis and fix verification included); both exporters are warmed up first
            and, per case, timed back to back (torch then symshape) in the same run, --repeat times
@@ -192,6 +193,9 @@ def bench_case(case: Any, repeat: int = 1) -> dict[str, Any]:
     row["s_time"] = secs
     row["s_fix"] = row["s_weak"] = NA
     row["s_claimed"] = None
+    stats = getattr(err, "stats", None) or (ep.symshape.stats if ep is not None else {})
+    row["s_traces"] = f"{stats.get('traces', '?')}+{stats.get('replays', 0)}r" if err is not None else \
+        str(stats.get("traces", "?"))
     if exp.verdict == "violation" and err is None and row["s_verdict"]:
         row["s_fix"] = YES  # no fix needed: the program checks the relation (no model edit)
         row["s_weak"] = YES if _weakest(ep, model, args, exp) else NO
@@ -248,7 +252,7 @@ def main(argv: Optional[list[str]] = None) -> int:
 
     warm_up()
     head = (f"{'case':28} {'expect':18} | {'torch: verdict fix weakest   time':34} | "
-            f"{'symshape: verdict fix weakest   time':36} | ratio")
+            f"{'symshape: verdict fix weakest   time':36} | ratio traces")
     print(head)
     print("-" * len(head))
     rows = []
@@ -259,7 +263,7 @@ def main(argv: Optional[list[str]] = None) -> int:
             f"  (symshape claims verified={r['s_claimed']})"
         print(f"{r['id']:28} {r['expect']:18} | {_mark(r['t_verdict']):>14} {r['t_fix']:>3} {r['t_weak']:>7} "
               f"{r['t_time']:6.2f} | {_mark(r['s_verdict']):>17} {r['s_fix']:>3} {r['s_weak']:>7} "
-              f"{r['s_time']:6.2f} | {_ratio(r):5.1f}x{claimed}", flush=True)
+              f"{r['s_time']:6.2f} | {_ratio(r):5.1f}x {r['s_traces']:>6}{claimed}", flush=True)
 
     viol = [r for r in rows if r["expect"] == "violation"]
     print()

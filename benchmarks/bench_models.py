@@ -162,6 +162,8 @@ from benchmarks.hf_compare import Comparison, Outcome, SizeRun, compare  # noqa:
 from benchmarks.hf_zoo import MODELS, VARIANTS, HFModel, example_sizes, spec  # noqa: E402
 
 DIRECT_TARGET, FIXED_TARGET = 1.10, 2.0
+FAILING_TARGET = 1.3
+"""Issue 35: a failing export with its verified program within 1.3x torch's failing export (median)."""
 ZOOS = ("hf", "vision", "all")
 
 
@@ -292,6 +294,16 @@ def ratio(c: Comparison) -> float:
     return statistics.median(c.of("symshape").total_seconds()) / statistics.median(c.of("torch").total_seconds())
 
 
+def failing_ratio(c: Comparison) -> float | None:
+    """Issue 35's ratio for a row whose symshape export fails with the program offered
+    (``err.fixes.program``): symshape's failing export (diagnosis, fix and its verified program
+    included) over torch's failing export alone (its fix not re-exported); None elsewhere."""
+    s, t = c.of("symshape"), c.of("torch")
+    if s.outcome == "exported" or s.program != "offered" or t.outcome == "exported":
+        return None
+    return statistics.median(s.seconds) / statistics.median(t.seconds)
+
+
 def reexport_ratio(c: Comparison) -> float:
     """As :func:`ratio`, for a user who re-exports with ``err.fixes.apply(spec)`` anyway."""
     return statistics.median(c.of("symshape").reexport_seconds()) / statistics.median(c.of("torch").total_seconds())
@@ -314,14 +326,16 @@ def _traces(c: Comparison, traced: Traced | None) -> str:
 
 def table(rows: list[Comparison], traced: Traced | None = None) -> str:
     head = (f"{'model':<18}{'variant':<9}{'torch':<26}{'symshape':<38}{'sizes ok/wrong/refused/both':>28}"
-            f"{'warn':>5}{'traces':>8}{'ratio':>7}{'re-exp':>7}")
+            f"{'warn':>5}{'traces':>8}{'ratio':>7}{'re-exp':>7}{'fail':>6}")
     sub = f"{'':<27}{'':<64}{'torch':>14}{'symshape':>14}{'':>5}{'t/s':>8}"
     lines = [head, sub, "-" * len(head)]
     for c in rows:
         t, s = c.of("torch"), c.of("symshape")
         again = f"{reexport_ratio(c):>7.2f}" if s.program == "offered" else f"{'':>7}"
+        fail = failing_ratio(c)
         lines.append(f"{c.model:<18}{c.variant:<9}{_verdict(t):<26}{_verdict(s):<38}"
-                     f"{_sizes(t):>14}{_sizes(s):>14}{s.warnings:>5}{_traces(c, traced):>8}{ratio(c):>7.2f}{again}")
+                     f"{_sizes(t):>14}{_sizes(s):>14}{s.warnings:>5}{_traces(c, traced):>8}{ratio(c):>7.2f}{again}"
+                     + (f"{fail:>6.2f}" if fail is not None else ""))
     return "\n".join(lines)
 
 
@@ -347,7 +361,9 @@ def summary(rows: list[Comparison], traced: Traced | None = None) -> dict[str, A
     totals = {e: {k: sum(c.of(e).count(k) for c in rows) for k in ("ok", "wrong", "refused", "both_fail")}
               for e in ("torch", "symshape")}
     failing_rows = [c for c in rows if c.of("symshape").outcome != "exported"]
-    return {"direct_median": statistics.median(direct) if direct else None, "direct_n": len(direct),
+    failing = [r for c in rows if (r := failing_ratio(c)) is not None]
+    return {"failing_median": statistics.median(failing) if failing else None, "failing_n": len(failing),
+            "failing_max": max(failing) if failing else None,"direct_median": statistics.median(direct) if direct else None, "direct_n": len(direct),
             "fixed_median": statistics.median(fixed) if fixed else None, "fixed_n": len(fixed),
             "fixed_reexport_median": statistics.median(again) if again else None,
             "offered": sum(c.of("symshape").program == "offered" for c in fixed_rows),
@@ -408,6 +424,9 @@ def _report(zoo: str, rows: list[Comparison], traced: Traced, detailed: bool) ->
           + f" ({s['offered']} with the program offered, err.fixes.program)")
     print(_target("  the same if the user re-exports with err.fixes.apply(spec)", s["fixed_reexport_median"],
                   s["fixed_n"], FIXED_TARGET))
+    if s["failing_median"] is not None:
+        print(_target("median ratio of failing exports offering the program, vs torch's failing export alone",
+                      s["failing_median"], s["failing_n"], FAILING_TARGET) + f" (max {s['failing_max']:.2f})")
     print(f"offered programs that differ from the re-export's: {s['offered_differs']}")
     print(f"failing exports without a fix that re-exports (symshape): {s['failing_without_reexporting_fix']}")
     for what in ("direct", "failing"):

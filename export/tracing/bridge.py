@@ -109,6 +109,7 @@ class SolverBridge(tc.BaseDecider):
                                     layout_branches)
         self._open: set[sympy.Basic] = set()  # questions left open: a narrower spec may answer them
         self._opaque = 0  # static questions neither the solver nor torch could answer, not convertible
+        self._replacements: dict[sympy.Symbol, sympy.Expr] = {}  # torch's: symbol -> what it became
         self._declare_spec()
         self._spec_facts = len(self._solver.facts)
 
@@ -135,7 +136,8 @@ class SolverBridge(tc.BaseDecider):
             unbacked_origins=frozen_map({**self._origins_from_torch(), **self._unbacked_origins}),
             torch_reports=tuple(self._torch_reports), sites=q.sites, answers=q.answers,
             branch_notes=q.branch_notes, neutral=q.neutral_sites, layout_branches=q.layout_branches,
-            spec_facts=self._spec_facts, open_questions=frozenset(self._open), opaque_questions=self._opaque)
+            spec_facts=self._spec_facts, open_questions=frozenset(self._open), opaque_questions=self._opaque,
+            replacements=frozen_map(self._replacements))
 
     def _origins_from_torch(self) -> dict[sympy.Symbol, UserFrame]:
         """Where torch recorded the unbacked symbols the bridge saw no user frame for."""
@@ -222,6 +224,11 @@ class SolverBridge(tc.BaseDecider):
         self._names[sym] = str(d)
         self._auto_syms.add(sym)
         return sym
+
+    def on_replacement(self, symbol: sympy.Symbol, expr: sympy.Expr, reason: str) -> None:
+        """torch unified its ``symbol`` with ``expr`` (an equality guard): kept, so that replay
+        can tell which dims torch's program holds as one (:mod:`export.tracing.replay`)."""
+        self._replacements[symbol] = expr
 
     def on_specialize(self, source_name: str, value: int) -> None:
         d = self._inputs.dim_of_source(source_name)

@@ -11,8 +11,9 @@ spec's own facts, then the trace's facts in their order, each only where the new
 not already imply it, as the bridge would record them. It hands back None, and the caller
 traces again, unless
 
-* ``spec`` differs from the traced spec in its bounds only (:func:`same_structure`: torch
-  gets the same symbols and relations), and every size it admits is one the traced spec
+* torch would start a trace of ``spec`` with the symbols the trace ended with
+  (:func:`same_symbols`: ``spec`` differs in its bounds only, or equates dims torch itself
+  unified during the trace), and every size it admits is one the traced spec
   admits (its domain is narrower: the traced graph is right on it, since it is right on
   the traced spec's domain where the trace's facts hold, and the program checks those
   facts);
@@ -34,11 +35,11 @@ import sympy
 from export.errors import InputError
 from export.tracing.assumptions import Assumption, is_assumption
 from export.tracing.bridge import SolverBridge
-from export.tracing.trace import Trace
+from export.tracing.trace import Trace, frozen_map
 from shapes.spec import Spec
 from solver import DECLARED, SolverError, Truth
 
-__all__ = ["REPLAY", "RE_EXPORT", "VERIFY_MODES", "check_verify_mode", "replayed", "same_structure", "traced_domain"]
+__all__ = ["REPLAY", "RE_EXPORT", "VERIFY_MODES", "check_verify_mode", "replayed", "same_structure", "same_symbols", "traced_domain"]
 
 REPLAY = "replay"
 """``fix_verification="replay"`` (default): a re-run of the export under a narrower spec on
@@ -123,6 +124,50 @@ def same_structure(a: Spec, b: Spec) -> bool:
     return shape(a) == shape(b)
 
 
+def same_symbols(trace: Trace, spec: Spec) -> bool:
+    """Whether a trace of ``spec`` starts with the symbols ``trace``'s torch program ends with,
+    so that it would ask the same questions and build the same graph: ``spec`` is the traced
+    spec with other bounds (:func:`same_structure`), or it equates dims that torch itself
+    unified during the trace (an equality guard, ``s43 -> s17``: torch's program already holds
+    them as one, as a trace of ``spec`` would from the start). That is: the same input dims
+    in the same modes and the same checks; no new root; torch holds each root as the own
+    symbol of one of the dims that *are* it; and each dim whose expression changed had its
+    own torch symbol, which torch replaced by exactly that expression of the root. A new root
+    (a multiple ``4 * _n``) or a static dim is another symbol to torch: re-exported. (Which
+    dim's symbol torch keeps for two dims it unifies is torch's choice, the same in a re-export
+    of ``spec``: the oracle tests compare the programs' symbols too.)"""
+    old = trace.spec
+    if same_structure(old, spec):
+        return True
+    if (spec.api, spec.checks) != (old.api, old.checks) or not {r.name for r in spec.roots} <= {r.name for r in old.roots}:
+        return False
+    if {(d.dim, d.mode) for d in spec.decls} != {(d.dim, d.mode) for d in old.decls}:
+        return False
+    own = {v: k for k, v in trace.sym_map.items() if v in trace.dim_syms.values()}  # dim's solver symbol -> torch's
+
+    def final(sym: sympy.Basic) -> sympy.Basic | None:
+        """The solver expression of what torch's own symbol for the dim ``sym`` became."""
+        e: sympy.Basic | None = own.get(sym)
+        for _ in range(len(trace.replacements) + 1):
+            if e is None or not e.free_symbols & trace.replacements.keys():
+                break
+            e = e.xreplace(trace.replacements)
+        return None if e is None else e.xreplace(trace.sym_map)
+
+    before = {d.dim: d.expr for d in old.decls}
+    for root, primary, related in spec.groups():
+        if primary is None:
+            return False
+        group = [primary, *related]
+        held = final(trace.dim_syms[primary.dim])  # what torch holds the root as: one bare dim of it
+        if held not in {trace.dim_syms[d.dim] for d in group if d.expr == root.symbol}:
+            return False
+        if any(d.expr is not None and d.expr != before[d.dim]
+               and final(trace.dim_syms[d.dim]) != d.expr.xreplace({root.symbol: held}) for d in group):
+            return False
+    return True
+
+
 def _bound(op: type, x: sympy.Basic, value: int | None) -> sympy.Basic | None:
     return None if value is None else op(x, value)
 
@@ -130,7 +175,7 @@ def _bound(op: type, x: sympy.Basic, value: int | None) -> sympy.Basic | None:
 def replayed(trace: Trace, spec: Spec) -> Trace | None:
     """``trace`` under ``spec``, or None when a re-export might take another path (see the
     module docstring). ``spec``'s example sizes must be the trace's (the caller's key)."""
-    if trace.opaque_questions or not same_structure(trace.spec, spec):
+    if trace.opaque_questions or not same_symbols(trace, spec):
         return None
     fresh = SolverBridge(spec, trace.inputs).trace()  # the spec declared, nothing asked yet
     s = fresh.solver  # (built here, told the trace's facts below, then frozen into the replayed trace)
@@ -158,8 +203,9 @@ def replayed(trace: Trace, spec: Spec) -> Trace | None:
         return None
     if any(s.decide(q, cheap=True) is not Truth.UNKNOWN for q in trace.open_questions):
         return None
-    return dataclasses.replace(  # (the same structure: the same dim, root and AUTO symbols)
-        trace, spec=spec, solver=s, spec_facts=fresh.spec_facts,
+    return dataclasses.replace(  # (the same dim and AUTO symbols; roots equated by torch are gone)
+        trace, spec=spec, solver=s, root_syms=fresh.root_syms, names=frozen_map({**trace.names, **fresh.names}),
+        spec_facts=fresh.spec_facts,
         # a question whose fact the new spec implies is settled, not answered by a fact: the
         # >= 2 policy must see it (none implied: the same questions as traced)
         answered_by_fact=frozenset() if implied_guard else trace.answered_by_fact)

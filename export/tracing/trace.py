@@ -153,7 +153,9 @@ class Trace:
     queries neither the solver nor torch answered, data-dependent ones), and
     ``opaque_questions`` counts the static queries left undecided that the solver could not
     read: a narrower spec could answer them, so replay (:mod:`export.tracing.replay`) checks
-    the first and refuses when there are any of the second. Built by keyword only.
+    the first and refuses when there are any of the second. ``replacements`` are torch's own
+    unifications of its symbols (``s43 -> s17`` after an equality guard), in torch's symbols:
+    how torch's program holds dims the trace found equal. Built by keyword only.
     """
 
     spec: Spec
@@ -180,6 +182,7 @@ class Trace:
     spec_facts: int = 0
     open_questions: frozenset[sympy.Basic] = frozenset()
     opaque_questions: int = 0
+    replacements: Mapping[sympy.Symbol, sympy.Expr] = field(default_factory=lambda: frozen_map({}))
 
     @property
     def layout_copies(self) -> bool:

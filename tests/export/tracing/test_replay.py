@@ -1,9 +1,11 @@
-"""Replay (issue 35): a fix that only narrows the spec is verified by replaying the failing
-trace (:mod:`export.tracing.replay`), and the program it offers is the re-export's.
+"""Replay (issue 35): a fix that only narrows the spec (its ranges, or equating dims torch
+unified in the trace) is verified by replaying the failing trace (:mod:`export.tracing.replay`),
+and the program it offers is the re-export's.
 
-Tables: models whose fix is a range (replayed; the oracle re-exports and compares the programs
-part by part and on a grid of sizes against each other and eager), fixes that change torch's
-symbols (re-exported, never replayed), and :func:`replayed`'s refusals on hand-made specs."""
+Tables: models whose fix is a range, an equality or an offset (replayed; the oracle re-exports
+and compares the programs part by part and on a grid of sizes against each other), fixes that
+give torch other symbols (re-exported, never replayed), and :func:`replayed`'s refusals on
+hand-made specs."""
 
 from __future__ import annotations
 
@@ -16,7 +18,7 @@ from torch.export import Dim
 
 import export
 from export.exporter import Exporter
-from export.tracing.replay import replayed, same_structure, traced_domain
+from export.tracing.replay import replayed, same_structure, same_symbols, traced_domain
 from tests.support.replay_oracle import differences, failing, same_outcomes
 
 
@@ -55,11 +57,25 @@ class TwoBranches(torch.nn.Module):
         return a.sum() + (y[3:] if y.shape[0] > 5 else y).sum()
 
 
+class Add(torch.nn.Module):
+    """Two dims declared apart that must be equal: the fix equates them (torch unified them)."""
+
+    def forward(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        return x + y
+
+
+class Shifted(torch.nn.Module):
+    """``y`` one longer than ``x``: the fix says ``y.size(0) == x.size(0) + 1``."""
+
+    def forward(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        return x + y[1:]
+
+
 def _grid(*shapes: tuple[int, ...]) -> list[tuple[torch.Tensor, ...]]:
     return [tuple(torch.randn(*s) for s in shape) for shape in shapes]
 
 
-RANGE_FIXES = [  # id, model, example args, failing spec, grid (args per point)
+REPLAYED_FIXES = [  # id, model, example args, failing spec, grid (args per point)
     ("branch", Branch(), (torch.randn(4, 3),), lambda: {"x": {0: Dim("b", max=64)}},
      _grid(*[((n, 3),) for n in (1, 2, 4, 6, 7, 20)])),
     ("slice", Slice(), (torch.randn(2, 8),), lambda: {"x": {1: Dim("n", max=16)}},
@@ -72,11 +88,15 @@ RANGE_FIXES = [  # id, model, example args, failing spec, grid (args per point)
      _grid(*[((b, s, 8),) for b, s in ((1, 1), (2, 7), (5, 16), (2, 17))])),
     ("two_dims", TwoBranches(), (torch.randn(4, 2), torch.randn(7, 2)), lambda: {"x": {0: Dim("a")}, "y": {0: Dim("c")}},
      _grid(*[((a, 2), (c, 2)) for a, c in ((1, 6), (9, 6), (10, 6), (4, 5), (4, 40))])),
+    ("equal", Add(), (torch.randn(4, 3), torch.randn(4, 3)), lambda: {"x": {0: Dim("a")}, "y": {0: Dim("b")}},
+     _grid(*[((a, 3), (b, 3)) for a, b in ((1, 1), (4, 4), (7, 7), (4, 5), (5, 1))])),
+    ("offset", Shifted(), (torch.randn(4, 3), torch.randn(5, 3)), lambda: {"x": {0: Dim("a")}, "y": {0: Dim("b")}},
+     _grid(*[((a, 3), (b, 3)) for a, b in ((1, 2), (4, 5), (9, 10), (4, 4), (5, 7))])),
 ]
 
 
-@pytest.mark.parametrize(("model", "args", "spec", "grid"), [pytest.param(*c[1:], id=c[0]) for c in RANGE_FIXES])
-def test_a_range_fix_is_verified_by_replay_and_offers_the_reexports_program(model, args, spec, grid) -> None:
+@pytest.mark.parametrize(("model", "args", "spec", "grid"), [pytest.param(*c[1:], id=c[0]) for c in REPLAYED_FIXES])
+def test_a_narrowing_fix_is_verified_by_replay_and_offers_the_reexports_program(model, args, spec, grid) -> None:
     replay, again = failing(model, args, spec, "replay"), failing(model, args, spec, "re-export")
     assert replay is not None and again is not None
     assert replay.fixes.verified and again.fixes.verified
@@ -86,11 +106,6 @@ def test_a_range_fix_is_verified_by_replay_and_offers_the_reexports_program(mode
     assert replay.stats["replays"] == 1 and replay.stats["traces"] == again.stats["traces"] - 1
     assert differences(a, b) == []
     assert same_outcomes(a, b, model, grid) == [] and str(replay) == str(again)
-
-
-class Add(torch.nn.Module):
-    def forward(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
-        return x + y
 
 
 class View4(torch.nn.Module):
@@ -103,8 +118,7 @@ class PlusSix(torch.nn.Module):
         return x + torch.ones(6)
 
 
-STRUCTURAL_FIXES = [  # a fix that equates two dims, makes one a multiple, or static: re-exported
-    ("equal", Add(), (torch.randn(4, 3), torch.randn(4, 3)), lambda: {"x": {0: Dim("a")}, "y": {0: Dim("b")}}),
+STRUCTURAL_FIXES = [  # a fix that makes a dim a multiple of a new root, or static: re-exported
     ("divisible", View4(), (torch.randn(3, 8),), lambda: {"x": {1: Dim("n")}}),
     ("static", PlusSix(), (torch.randn(2, 6),), lambda: {"x": {1: Dim("n")}}),
 ]
@@ -179,3 +193,15 @@ def test_traced_domain_names_the_input_dims() -> None:
     ex, trace = _traced({"x": {0: Dim("b", min=3, max=64)}})
     assert [str(r) for r in traced_domain(trace, trace.spec)] == ["x_size0 >= 3", "x_size0 <= 64", "x_size0 >= 0"]
     assert same_structure(trace.spec, ex.parse({"x": {0: Dim("b", max=6)}}, classic=False))
+
+
+def test_an_equality_replays_only_where_torch_unified_the_dims() -> None:
+    ex = Exporter.of(Add(), (torch.randn(4, 3), torch.randn(4, 3)))
+    _, trace = ex.trace(ex.parse({"x": {0: Dim("a")}, "y": {0: Dim("b")}}, classic=False))
+    a = Dim("a", min=1)
+    equal = ex.parse({"x": {0: a}, "y": {0: a}}, classic=False)
+    assert trace.replacements and same_symbols(trace, equal) and replayed(trace, equal) is not None
+    untold = dataclasses.replace(trace, replacements={})  # the equality a fact of the solver's only
+    assert not same_symbols(untold, equal) and replayed(untold, equal) is None
+    shifted = ex.parse({"x": {0: a}, "y": {0: a + 1}}, classic=False)  # not what torch unified
+    assert not same_symbols(trace, shifted)

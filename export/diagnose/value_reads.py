@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import ast
 import linecache
+import re
+import textwrap
 from dataclasses import dataclass
 
 from export.tracing.provenance import UserFrame
@@ -59,12 +61,65 @@ def size_read(tensor: str, where: UserFrame) -> ValueRead | None:
 
 
 def _function_at(filename: str, lineno: int) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
-    """The innermost function of ``filename`` that contains line ``lineno``."""
-    source = "".join(linecache.getlines(filename))
+    """The innermost function of ``filename`` that contains line ``lineno``: parsed from the
+    enclosing ``def``'s block alone where that block parses on its own (a model file of
+    thousands of lines costs a whole parse per data-dependent error otherwise), else from the
+    whole file."""
+    lines = linecache.getlines(filename)
+    block = _enclosing_def(lines, lineno)
+    if block is not None:
+        start, end = block
+        try:
+            tree = ast.parse(textwrap.dedent("".join(lines[start - 1:end])))
+        except (SyntaxError, ValueError):
+            tree = None
+        if tree is not None:
+            ast.increment_lineno(tree, start - 1)
+            found = _innermost(tree, lineno)
+            if found is not None:
+                return found
     try:
-        tree = ast.parse(source)
+        return _innermost(ast.parse("".join(lines)), lineno)
     except (SyntaxError, ValueError):
         return None
+
+
+_DEF = re.compile(r"^(\s*)(async\s+)?def\s")
+
+
+def _enclosing_def(lines: list[str], lineno: int) -> tuple[int, int] | None:
+    r"""The lines ``[start, end]`` (1-based) of the innermost ``def`` block around ``lineno``,
+    by indentation; None when there is none or the line is out of range.
+
+    >>> src = ["class M:\n", "    def forward(self, x):\n", "        y = x\n", "\n", "        return y\n", "z = 1\n"]
+    >>> _enclosing_def(src, 3), _enclosing_def(src, 6)
+    ((2, 5), None)
+    """
+    if not 1 <= lineno <= len(lines):
+        return None
+    indent = _indent(lines[lineno - 1])
+    for start in range(lineno - 1, 0, -1):
+        line = lines[start - 1]
+        if not line.strip():
+            continue
+        m = _DEF.match(line)
+        if m and len(m.group(1)) < indent:
+            end = lineno
+            for k in range(lineno + 1, len(lines) + 1):
+                text = lines[k - 1]
+                if text.strip() and _indent(text) <= len(m.group(1)):
+                    break
+                end = k
+            return start, end
+        indent = min(indent, _indent(line)) if not line.lstrip().startswith(("#", ")", "]", "}")) else indent
+    return None
+
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip())
+
+
+def _innermost(tree: ast.AST, lineno: int) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
     best = None
     for node in ast.walk(tree):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and _spans(node, lineno):

@@ -87,3 +87,33 @@ def test_a_file_that_does_not_parse() -> None:
     bad = "/symshape-test/broken.py"
     linecache.cache[bad] = (10, None, ["def f(:\n"], bad)
     assert size_read("y", UserFrame(bad, 1, "f", "def f(:")) is None
+
+
+def _whole_file_function(filename: str, line: int) -> tuple[int, int] | None:
+    """The oracle: the innermost function around ``line`` from a parse of the whole file."""
+    import ast
+
+    best = None
+    for node in ast.walk(ast.parse("".join(linecache.getlines(filename)))):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.lineno <= line <= node.end_lineno:
+            if best is None or node.lineno >= best.lineno:
+                best = node
+    return None if best is None else (best.lineno, best.end_lineno)
+
+
+@pytest.mark.parametrize("module", ["tests/e2e/corpus/cases.py", "export/diagnose/value_reads.py",
+                                    "transformers.models.gpt2.modeling_gpt2", "torch.nn.modules.conv"])
+def test_the_enclosing_def_block_finds_what_a_whole_file_parse_finds(module: str) -> None:
+    """Every line of real model files: the function found from its ``def`` block alone (the
+    fast path) is the one a parse of the whole file finds."""
+    from pathlib import Path
+
+    from export.diagnose.value_reads import _function_at
+
+    if module.endswith(".py"):
+        filename = str(Path(__file__).resolve().parents[3] / module)
+    else:
+        filename = pytest.importorskip(module).__file__
+    for line in range(1, len(linecache.getlines(filename)) + 1):
+        found = _function_at(filename, line)
+        assert (None if found is None else (found.lineno, found.end_lineno)) == _whole_file_function(filename, line), line

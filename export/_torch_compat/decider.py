@@ -91,9 +91,11 @@ class Decider(Protocol):
         (``guard_bool``, ``guard_int``, ``guard_or_false``, ``runtime_assert`` ...); ``hint``
         is its value on the example. :data:`NEUTRAL`: the example value, no guard."""
 
-    def on_static(self, expr: sympy.Basic, known: bool | None = None) -> bool | None:
+    def on_static(self, expr: sympy.Basic, known: bool | None = None) -> bool | Neutral | None:
         """Answer a guard-free "is this statically known?" query, or None if unknown;
-        ``known``: torch's own static answer (None: torch does not know either)."""
+        ``known``: torch's own static answer (None: torch does not know either).
+        :data:`NEUTRAL`: not statically known, whatever torch's ranges say (the caller takes
+        its general path, right for every size)."""
 
     def on_symbol(self, expr: sympy.Expr, source_name: str, value: Any) -> None:
         """An input size/stride (``source_name``) became the symbolic ``expr``, with example ``value``."""
@@ -132,7 +134,7 @@ class BaseDecider:
     def on_question(self, expr: sympy.Basic, hint: bool | None, api: Api) -> Answer:
         return None
 
-    def on_static(self, expr: sympy.Basic, known: bool | None = None) -> bool | None:
+    def on_static(self, expr: sympy.Basic, known: bool | None = None) -> bool | Neutral | None:
         return None
 
     def on_symbol(self, expr: sympy.Expr, source_name: str, value: Any) -> None:

@@ -264,6 +264,8 @@ class RoutingShapeEnv(ShapeEnv):
         ):
             return result
         answer = decider.on_static(expr, None if result is None else bool(result))
+        if answer is NEUTRAL:
+            return None  # not statically known: the general path, whatever torch's ranges say
         if answer is None:
             return result
         if result is not None and bool(result) != bool(answer):

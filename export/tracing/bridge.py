@@ -45,6 +45,21 @@ argument (``max(a, b)`` compares) belong to the user's assertion too. The check 
 recognised from torch's check path (:func:`export.tracing.sites.asking_site`), whatever its spelling."""
 
 
+_INT64_LIMIT = 2**63 - 2
+"""Constants at least this large (the classic default max 2**63 - 2, ``sys.maxsize``) are
+int64 sentinels, not shape constraints."""
+
+
+def _at_int64_limit(rel: sympy.Basic) -> bool:
+    """Whether ``rel`` compares with a constant at the int64 limit.
+
+    >>> n = sympy.Symbol("n", integer=True)
+    >>> _at_int64_limit(sympy.Le(n, 9223372036854775807)), _at_int64_limit(sympy.Le(n, 64))
+    (True, False)
+    """
+    return any(abs(int(c)) >= _INT64_LIMIT for c in rel.atoms(sympy.Integer))
+
+
 def dim_symbol_name(d: InputDim) -> str:
     """The solver symbol of an input dim: ``x.size(0)`` -> ``x_size0``; of an int input's
     value: ``n`` -> ``n_value``."""
@@ -332,11 +347,19 @@ class SolverBridge(tc.BaseDecider):
         finally:
             self._counts.seconds += time.perf_counter() - start
 
-    def on_static(self, expr: sympy.Basic, known: bool | None = None) -> bool | None:
+    def on_static(self, expr: sympy.Basic, known: bool | None = None) -> bool | tc.Neutral | None:
         """The solver's cheap answer to a static query (None: torch's own, ``known``, stands).
         A query neither answers is an open question of the trace (a narrower spec might
-        answer it, and torch would take another path: :mod:`export.tracing.replay`)."""
+        answer it, and torch would take another path: :mod:`export.tracing.replay`). A
+        comparison with the int64 limit (``x.size(1) <= 9223372036854775807``: is a slice's
+        end ``sys.maxsize`` past the size?) is never statically known (:data:`tc.NEUTRAL`):
+        torch knows it only when the dim has an upper bound, and would build another graph
+        for a bounded spec than for an unbounded one (a no-op slice kept or elided), so a
+        fix adding a bound could not be verified by replay; the general path is right for
+        every size."""
         rel = self._convert(expr)
+        if rel is not None and _at_int64_limit(rel):
+            return tc.NEUTRAL
         if rel is None:
             self._opaque += known is None
             return None

@@ -49,6 +49,18 @@ class Table(torch.nn.Module):
         return x + self.pos[: x.shape[1]]
 
 
+class SlicedTable(torch.nn.Module):
+    """BERT's ``mask[:, None, None, :]``: the full slice asks whether ``sys.maxsize`` is past the
+    size, which torch knows only for a bounded dim; next to a table that needs a max."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.pos = torch.nn.Parameter(torch.randn(16, 8))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x[:, None, :, :] + self.pos[: x.shape[1]]
+
+
 class TwoBranches(torch.nn.Module):
     """Two dims, each with its own bound: the fix narrows both."""
 
@@ -86,6 +98,8 @@ REPLAYED_FIXES = [  # id, model, example args, failing spec, grid (args per poin
      _grid(*[((b, s, 8),) for b, s in ((1, 1), (2, 7), (3, 16), (2, 17))])),
     ("table_batch1", Table(), (torch.randn(1, 5, 8),), lambda: {"x": {0: Dim("b"), 1: Dim("s")}},
      _grid(*[((b, s, 8),) for b, s in ((1, 1), (2, 7), (5, 16), (2, 17))])),
+    ("sliced_table", SlicedTable(), (torch.randn(2, 5, 8),), lambda: {"x": {0: Dim("b"), 1: Dim("s")}},
+     _grid(*[((b, s, 8),) for b, s in ((1, 1), (2, 7), (3, 16), (2, 17))])),
     ("two_dims", TwoBranches(), (torch.randn(4, 2), torch.randn(7, 2)), lambda: {"x": {0: Dim("a")}, "y": {0: Dim("c")}},
      _grid(*[((a, 2), (c, 2)) for a, c in ((1, 6), (9, 6), (10, 6), (4, 5), (4, 40))])),
     ("equal", Add(), (torch.randn(4, 3), torch.randn(4, 3)), lambda: {"x": {0: Dim("a")}, "y": {0: Dim("b")}},
@@ -205,3 +219,18 @@ def test_an_equality_replays_only_where_torch_unified_the_dims() -> None:
     assert not same_symbols(untold, equal) and replayed(untold, equal) is None
     shifted = ex.parse({"x": {0: a}, "y": {0: a + 1}}, classic=False)  # not what torch unified
     assert not same_symbols(trace, shifted)
+
+
+def test_a_full_slice_builds_one_graph_for_a_bounded_and_an_unbounded_dim() -> None:
+    """``x[:, None, :, :]``'s no-op slice: torch elides it only when the dim has a max, so a fix
+    adding one would change the graph; symshape keeps it either way (the int64-limit question is
+    never statically known), and the fix replays."""
+    model, x = SlicedTable(), torch.randn(2, 5, 8)
+    bounded = export.export(model, (x,), dynamic_shapes={"x": {0: Dim("b"), 1: Dim("s", max=16)}})
+    with pytest.raises(export.ConstraintViolationError) as info:
+        export.export(model, (x,), dynamic_shapes={"x": {0: Dim("b"), 1: Dim("s")}})
+    assert info.value.stats["replays"] == 1
+    slices = [ep.graph_module.code.count("aten.slice.Tensor") for ep in (bounded, info.value.fixes.program)]
+    assert slices[0] == slices[1] == 3  # both full slices (views, no copy) and the table's [:s]
+    plain = torch.export.export(model, (x,), dynamic_shapes={"x": {0: Dim("b"), 1: Dim("s", max=16)}})
+    assert plain.graph_module.code.count("aten.slice.Tensor") == 2  # torch elides the bounded dim's

@@ -101,6 +101,10 @@ def build_parser() -> argparse.ArgumentParser:
                     help="a relation between dims that no Dim can say (z == x + y, a product, M >= N): keep it "
                          "as a runtime check of the program (check, the default, as torch does), or fail with "
                          "constraint violations whose fix adds torch._check lines (raise)")
+    ex.add_argument("--fix-verification", choices=("replay", "re-export"), default="replay",
+                    help="how a suggested fix is verified: by replaying the failing trace where the fix only "
+                         "narrows the spec (replay, the default; otherwise a re-export), or always by "
+                         "re-exporting (re-export)")
     ex.add_argument("--out", "-o", metavar="PATH", help="write the exported program (.pt2) when the export succeeds")
     ex.add_argument("--json", action="store_true", help="print a JSON document instead of the report")
     ex.add_argument("--graph", metavar="PATH", help="write the constraint graph of the input dims as DOT")

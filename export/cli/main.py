@@ -263,7 +263,7 @@ def _export(loaded: Loaded, spec_kw: dict[str, Any], args: argparse.Namespace, e
             try:
                 return run_export(loaded.model, loaded.args, loaded.kwargs, strict=args.strict,
                                   zero_one_examples=args.zero_one_examples, dim_relations=args.dim_relations,
-                                  **spec_kw), None
+                                  fix_verification=args.fix_verification, **spec_kw), None
             finally:
                 noted += [str(w.message) for w in caught if issubclass(w.category, SymshapeWarning)]
                 for w in caught:  # other warnings (torch's, the model's) as Python would show them

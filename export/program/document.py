@@ -36,7 +36,7 @@ CLI_KEYS = ("target", "inputs", "elapsed_seconds", "out", "out_note", "graph")
 STATUSES = ("exported", "violations", "data_dependent", "replayed", "error")
 
 STATS_KEYS = ("symbols", "facts", "guards", "violations", "asked", "routed", "to_torch", "solver_seconds",
-              "boundary_retraces", "traces", "trace_reasons", "stages")
+              "boundary_retraces", "traces", "trace_reasons", "replays", "verified_by", "stages")
 
 
 def document(status: str, message: str | None = None, *, ranges: Mapping[str, Sequence[int | None]] | None = None,
@@ -71,6 +71,8 @@ def _stats(given: Mapping[str, Any], problem: Mapping[str, Any] | None, violatio
     out["solver_seconds"] = float(given.get("solver_seconds", 0.0))
     out["traces"] = int(given["traces"]) if "traces" in given else None  # None: not counted (a replay)
     out["trace_reasons"] = {str(k): int(v) for k, v in dict(given.get("trace_reasons", {})).items()}
+    out["replays"] = int(given.get("replays", 0))  # re-runs verified by replaying a failing trace
+    out["verified_by"] = given.get("verified_by")  # a program's: "trace" or "replay"; None for an error
     out["stages"] = dict(given.get("stages", {}))
     return {k: out[k] for k in STATS_KEYS}
 

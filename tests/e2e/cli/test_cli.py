@@ -211,3 +211,15 @@ def test_console_script_end_to_end(tmp_path):
     p = subprocess.run([sys.executable, "-m", "export", "export", f"{SIMPLE}:make", "-d", "x:7:b"],
                        capture_output=True, text=True, env=env, timeout=120)
     assert p.returncode == 2 and "dim 7 is out of range" in p.stderr and "Traceback" not in p.stderr
+
+
+@pytest.mark.parametrize("mode, traces, replays", [(None, 1, 1), ("re-export", 2, 0)])
+def test_fix_verification(mode, traces, replays):
+    """The fix (x and y share their batch) equates dims torch unified: replayed by default,
+    re-exported with --fix-verification re-export; the same fix either way."""
+    flags = [] if mode is None else ["--fix-verification", mode]
+    code, text, _ = run("export", f"{SIMPLE}:make", "-d", "x:0:a", "-d", "y:0:b", "--json", *flags)
+    doc = json.loads(text)
+    assert code == 1 and doc["fixes"]["verified"] is True
+    assert (doc["stats"]["traces"], doc["stats"]["replays"]) == (traces, replays)
+    assert "dynamic_shapes = {'x': {0: a}, 'y': {0: a}}" in doc["fixes"]["modern"]

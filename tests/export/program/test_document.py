@@ -23,7 +23,8 @@ from export.program.zero_one import ZeroOneEvidence
 from step_cases import REPORT_SCHEMA, divisible_trace, pinned_trace, problem_of
 
 STATS = {"symbols": None, "facts": None, "guards": None, "violations": 0, "asked": 0, "routed": 0, "to_torch": 0,
-         "solver_seconds": 0.0, "boundary_retraces": 0, "traces": None, "trace_reasons": {}, "stages": {}}
+         "solver_seconds": 0.0, "boundary_retraces": 0, "traces": None, "trace_reasons": {}, "replays": 0,
+         "verified_by": None, "stages": {}}
 
 
 def test_the_constants() -> None:

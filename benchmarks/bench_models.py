@@ -63,6 +63,21 @@ failing incl. the fix **1.152** over 14 (all with the program offered; 1.716 if 
 re-exports with ``apply``), traces per export 1/1 direct and 2/2 failing (torch/symshape);
 sizes symshape ok 504, silently wrong 0, needless refusals 0 (torch 366 / 0 / 138).
 
+Measured 2026-12-07 (issue 35: fixes verified by replaying the failing trace), ``--zoo all
+--repeat 1``, torch 2.14.1, ``OMP_NUM_THREADS=1``, the 2-core machine with tests running beside
+it. The new ``fail`` column is issue 35's ratio: symshape's failing export, its verified program
+included, over torch's failing export alone. Transformers zoo: failing with the program offered
+**1.179** median over 14 (target 1.3: met; gpt2 / llama / qwen2 / t5 ``separate`` 1.04-1.30, bert
+and distilbert all variants 0.71-1.63, wav2vec2 1.10-1.45; max llama_kv ``separate`` 2.80, still
+2 traces: its past-length equality was no torch replacement, so the fix re-exports); traces per
+failing export torch 2, symshape 1 (median); direct median 0.953 over 16, max t5 ``shared`` 1.14;
+offered programs that differ from the re-export's: 0; sizes symshape 504 / 0 / 0. Vision zoo:
+failing with the program offered 1.507 median over 4 (missed: vit_tiny ``hw`` 1.55 and unet2d
+``hw`` 2.15 are multiples of a new root, ``8 * _h``, re-exported; convnext_atto ``hw`` 1.11 and
+lraspp_mbv3 ``hw`` 1.46 replay); direct median 1.104 over 20, max unet2d ``batch1`` 1.73 and
+regnetx_002 / vit_tiny ``batch`` 1.25 (one repeat beside a test run: noisy); offered programs
+that differ: 0; sizes symshape 138 / 0 / 0.
+
 Vision zoo, measured 2026-12-03, torch 2.14.1 (+cu130 build, CPU), timm 1.0.31, torchvision
 0.29.1, diffusers 0.42.1, ``--zoo vision --repeat 3``, ``OMP_NUM_THREADS=1``, on the 2-core machine
 shared with two other engineers' jobs (load average about 2.5: ratios are noisier than the quiet

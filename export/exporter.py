@@ -328,9 +328,10 @@ class Exporter:
         trace kept unfinished for a replay."""
         key = self._failure_key(spec)
         self._raise_known(key, diagnose)
-        if self.fix_verification == REPLAY:
-            validate(spec, self.inputs)
-            for source in reversed(self.session.unfinished.get(key[1], [])):
+        candidates = self.session.unfinished.get(key[1], []) if self.fix_verification == REPLAY else []
+        if candidates:
+            validate(spec, self.inputs)  # (a trace validates it itself)
+            for source in reversed(candidates):
                 again = replayed(source[0], spec)
                 if again is not None:
                     _log.info("replaying the failing trace under the narrower spec (no second trace)")

@@ -30,10 +30,11 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
 
 from export.diagnose.probe import candidate_sizes, enlarged_inputs
-from export.errors import ConstraintViolationError, InputError, SymshapeWarning
+from export.errors import ConstraintViolationError, SymshapeWarning
 from export.fixes.suggested import SuggestedFixes
 from export.program.exported import SymshapeProgram, report_of
 from export.spec.inputs import Inputs
+from export.spec.options import one_of
 from shapes.affine import Affine
 from shapes.errors import SpecError
 from shapes.ranges import range_text
@@ -84,9 +85,7 @@ def check_mode(mode: Any) -> str:
     ...
     export.errors.InputError: zero_one_examples must be 'trace_larger' or 'raise', got 'larger'
     """
-    if mode not in MODES:
-        raise InputError(f"zero_one_examples must be {' or '.join(repr(m) for m in MODES)}, got {mode!r}")
-    return str(mode)
+    return one_of("zero_one_examples", mode, MODES)
 
 
 def _declared_lo(spec: Spec, decl: DimDecl) -> int:

@@ -11,7 +11,23 @@ import torch
 
 from export.errors import InputError
 
-__all__ = ["TorchOptions"]
+__all__ = ["TorchOptions", "one_of"]
+
+
+def one_of(option: str, value: Any, choices: tuple[str, ...]) -> str:
+    """``value`` when it is one of ``choices`` (what ``export``'s keyword ``option`` takes),
+    else InputError naming the option and its choices.
+
+    >>> one_of("mode", "b", ("a", "b"))
+    'b'
+    >>> one_of("mode", "c", ("a", "b"))
+    Traceback (most recent call last):
+    ...
+    export.errors.InputError: mode must be 'a' or 'b', got 'c'
+    """
+    if value not in choices:
+        raise InputError(f"{option} must be {' or '.join(repr(c) for c in choices)}, got {value!r}")
+    return str(value)
 
 
 @dataclass(frozen=True, slots=True)

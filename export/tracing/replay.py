@@ -32,8 +32,8 @@ import dataclasses
 
 import sympy
 
-from export.errors import InputError
 from export.tracing.assumptions import Assumption, is_assumption
+from export.spec.options import one_of
 from export.tracing.bridge import SolverBridge
 from export.tracing.trace import Trace, frozen_map
 from shapes.spec import Spec
@@ -61,9 +61,7 @@ def check_verify_mode(mode: object) -> str:
     ...
     export.errors.InputError: fix_verification must be 'replay' or 're-export', got 'retrace'
     """
-    if mode not in VERIFY_MODES:
-        raise InputError(f"fix_verification must be {' or '.join(repr(m) for m in VERIFY_MODES)}, got {mode!r}")
-    return str(mode)
+    return one_of("fix_verification", mode, VERIFY_MODES)
 
 
 def traced_domain(trace: Trace, spec: Spec) -> list[sympy.Basic] | None:

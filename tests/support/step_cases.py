@@ -59,3 +59,14 @@ def view_by_4_exporter() -> Exporter:
     """An exporter of :class:`ViewBy4` on a 3 x 8 example (each test module builds its own: a
     session is one export's)."""
     return Exporter.of(ViewBy4(), (torch.randn(3, 8),))
+
+
+class PositionTable(torch.nn.Module):
+    """A learned position table of 16 rows (BERT's ``position_ids[:, :seq]``): seq <= 16."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.pos = torch.nn.Parameter(torch.randn(16, 8))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x + self.pos[: x.shape[1]]

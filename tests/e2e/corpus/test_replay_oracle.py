@@ -15,7 +15,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import expectations as E  # noqa: E402
 
-from tests.support.replay_oracle import differences, failing, same_outcomes  # noqa: E402
+from replay_oracle import differences, failing, same_outcomes  # noqa: E402
 
 CASES = [c for c in E.load_cases().CASES if c.dynamic_shapes is not None and E.EXPECT[c.id].verdict == "violation"]
 

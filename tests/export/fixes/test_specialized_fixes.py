@@ -11,6 +11,7 @@ import torch
 from torch import _check
 from torch.export import Dim
 
+from step_cases import PositionTable  # noqa: E402
 from zero_one_models import ClsToken, LinView  # noqa: E402
 
 import export  # noqa: E402
@@ -105,17 +106,6 @@ def test_a_fix_needing_checks_is_offered_as_such_never_verified_when_relations_r
         export.export(FlatNoCheck(), (torch.randn(2, 8, 8),), dynamic_shapes=fixes.apply(_hw()), dim_relations="raise")
     check = fixes.checks[0]
     assert check.startswith("torch._check(") and "x.shape[1]" in check
-
-
-class PositionTable(torch.nn.Module):
-    """A learned position table of 16 rows (BERT's ``position_ids[:, :seq]``): seq <= 16."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.pos = torch.nn.Parameter(torch.randn(16, 8))
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return x + self.pos[: x.shape[1]]
 
 
 def test_a_batch_1_example_next_to_a_range_cause_gets_one_verified_fix_for_both(monkeypatch) -> None:

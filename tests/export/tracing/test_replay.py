@@ -19,7 +19,8 @@ from torch.export import Dim
 import export
 from export.exporter import Exporter
 from export.tracing.replay import replayed, same_structure, same_symbols, traced_domain
-from tests.support.replay_oracle import differences, failing, same_outcomes
+from replay_oracle import differences, failing, same_outcomes
+from step_cases import PositionTable
 
 
 class Branch(torch.nn.Module):
@@ -36,17 +37,6 @@ class CheckMin(torch.nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         torch._check(x.shape[0] >= 4)
         return x.sum(0)
-
-
-class Table(torch.nn.Module):
-    """A position table of 16 rows indexed by the sequence length (a max)."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.pos = torch.nn.Parameter(torch.randn(16, 8))
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return x + self.pos[: x.shape[1]]
 
 
 class SlicedTable(torch.nn.Module):
@@ -94,9 +84,9 @@ REPLAYED_FIXES = [  # id, model, example args, failing spec, grid (args per poin
      _grid(*[((2, n),) for n in (3, 5, 6, 9, 16, 17)])),
     ("check_min", CheckMin(), (torch.randn(5, 3),), lambda: {"x": {0: Dim("b")}},
      _grid(*[((n, 3),) for n in (1, 3, 4, 9)])),
-    ("table", Table(), (torch.randn(2, 5, 8),), lambda: {"x": {0: Dim("b"), 1: Dim("s")}},
+    ("table", PositionTable(), (torch.randn(2, 5, 8),), lambda: {"x": {0: Dim("b"), 1: Dim("s")}},
      _grid(*[((b, s, 8),) for b, s in ((1, 1), (2, 7), (3, 16), (2, 17))])),
-    ("table_batch1", Table(), (torch.randn(1, 5, 8),), lambda: {"x": {0: Dim("b"), 1: Dim("s")}},
+    ("table_batch1", PositionTable(), (torch.randn(1, 5, 8),), lambda: {"x": {0: Dim("b"), 1: Dim("s")}},
      _grid(*[((b, s, 8),) for b, s in ((1, 1), (2, 7), (5, 16), (2, 17))])),
     ("sliced_table", SlicedTable(), (torch.randn(2, 5, 8),), lambda: {"x": {0: Dim("b"), 1: Dim("s")}},
      _grid(*[((b, s, 8),) for b, s in ((1, 1), (2, 7), (3, 16), (2, 17))])),

@@ -259,6 +259,7 @@ class Solver:
         st = self._state
         other = Solver(rlimit=st.smt.rlimit, enum_limit=st.enum_limit, deadline=st.smt.deadline)
         other._state.smt.home = st.smt.home  # one Z3 context for a solver and its replicas
+        other._state.pure = st.pure  # and one set of pure memo tables
         for info in st.symbols.values():
             other.symbol(info.symbol.name, info.lo, info.hi, hint=info.hint, source=info.source, adapts=info.adapts)
         for f in st.facts:

@@ -13,8 +13,10 @@ claim: TRUE/FALSE answers, normal forms and Min/Max simplifications stay valid a
 added (ranges only narrow), so they read ``forgets`` only; UNKNOWN answers may be settled by
 any new fact (``forgets``, ``learns``); root forms, and the Z3 terms of facts over the
 class leaders (Z3 terms or SMT-LIB text) and their linear forms there (keyed by fact index: an index names another
-fact only after a scope ended), name the current class leaders (``forgets``, ``links``); linear forms over symbols depend on the relation alone (none); the residual facts naming a
-class change with any of the three.
+fact only after a scope ended), name the current class leaders (``forgets``, ``links``); the residual facts naming a
+class change with any of the three. What depends on its key alone (a relation's linear form
+over its own symbols, an expression with given symbols substituted) reads no state: it lives in
+:class:`Pure`, which a solver shares with its replicas and never empties.
 
 >>> clock = [0, 0, 0]
 >>> memo = Memo(lambda: tuple(clock))
@@ -32,7 +34,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["Memo", "Clock", "FORGETS", "LEARNS", "LINKS"]
+from shapes.relation import RELATION_TYPES
+
+__all__ = ["Memo", "Pure", "Clock", "FORGETS", "LEARNS", "LINKS"]
 
 Clock = tuple[int, int, int]  # (forgets, learns, links)
 FORGETS, LEARNS, LINKS = 0, 1, 2
@@ -43,7 +47,6 @@ _READS: dict[str, tuple[int, ...]] = {
     "normal": (FORGETS,),  # rooted relation -> normal-form question
     "minmax": (FORGETS,),  # relation -> relation with dominated Min/Max arguments dropped
     "rooted": (FORGETS, LINKS),  # expression -> the same over class leaders
-    "linear": (),  # relation -> its linear form over symbols (a function of the relation alone)
     "encoded": (FORGETS, LINKS),  # fact index -> the Z3 term of the fact over class leaders
     "leader_linear": (FORGETS, LINKS),  # fact index -> its linear form over class leaders
     "class_facts": (FORGETS, LEARNS, LINKS),  # leader -> indices of the residual facts naming its class
@@ -97,10 +100,6 @@ class Memo:
         return self.table("rooted")
 
     @property
-    def linear(self) -> dict[Any, Any]:
-        return self.table("linear")
-
-    @property
     def bounds(self) -> dict[Any, Any]:
         return self.table("bounds")
 
@@ -127,3 +126,44 @@ class Memo:
     @property
     def fact_leaders(self) -> dict[Any, Any]:
         return self.table("fact_leaders")
+
+
+class Pure:
+    """Tables of functions of their key alone, so never emptied, and shared by a solver and
+    the replicas it makes (:meth:`solver.Solver.replica`): a failing export's diagnosis asks
+    its replicas the trace's relations again, and rebuilding ``Max(1, n - 5)`` over another
+    symbol costs sympy about a millisecond each time (its Min/Max evaluation compares every
+    pair of arguments).
+
+    * ``linear``: relation -> its linear form over its own symbols (or None);
+    * ``substituted``: (expression, frozenset of (symbol, replacement)) -> the expression with
+      those symbols replaced.
+
+    >>> import sympy
+    >>> pure = Pure()
+    >>> n, m = sympy.symbols("n m", integer=True)
+    >>> e = sympy.Max(1, n - 5)
+    >>> pure.substitute(e, {n: 2 * m}) is pure.substitute(e, {n: 2 * m})
+    True
+    >>> pure.substitute(e, {n: 2 * m})
+    Max(1, 2*m - 5)
+    """
+
+    __slots__ = ("linear", "substituted")
+
+    def __init__(self) -> None:
+        self.linear: dict[Any, Any] = {}
+        self.substituted: dict[Any, Any] = {}
+
+    def substitute(self, e: Any, subs: dict[Any, Any]) -> Any:
+        """``e`` with ``subs`` replaced (a relation rebuilt unevaluated: sympy's relational
+        evaluation is slow), memoized."""
+        key = (e, frozenset(subs.items()))
+        hit = self.substituted.get(key)
+        if hit is None:
+            if isinstance(e, RELATION_TYPES):
+                hit = type(e)(e.lhs.xreplace(subs), e.rhs.xreplace(subs), evaluate=False)
+            else:
+                hit = e.xreplace(subs)
+            self.substituted[key] = hit
+        return hit

@@ -115,17 +115,20 @@ class Z3Home:
     never need Z3). Building one costs about 7 ms and dropping one 3 ms, so a solver and the
     replicas it makes (a failing export makes about ten) share one; they are used on one
     thread, as a Z3 context requires. Budgets stay per query (``rlimit`` counts from where
-    the context is).
+    the context is). The Z3 terms of sympy expressions (``terms``) are a function of the
+    expression in this context, so they are shared too: a replica asks its solver's relations
+    again.
 
     >>> home = Z3Home()
     >>> home.ctx is home.ctx
     True
     """
 
-    __slots__ = ("_ctx",)
+    __slots__ = ("_ctx", "terms")
 
     def __init__(self) -> None:
         self._ctx: z3.Context | None = None
+        self.terms: dict[sympy.Basic, z3.ExprRef] = {}
 
     @property
     def ctx(self) -> z3.Context:
@@ -145,7 +148,6 @@ class Smt:
         self._live: z3.Solver | None = None
         self._pending: list[list[sympy.Basic]] = [[]]  # facts per scope level, until Z3 is built
         self._vars: dict[sympy.Symbol, z3.ArithRef] = {}
-        self._cache: dict[sympy.Basic, z3.ExprRef] = {}
         self._classes: dict[tuple[object, ...], z3.ExprRef] = {}  # class_term by its arguments
         self._witnesses: list[z3.ModelRef] = []
         self.queries = 0
@@ -184,10 +186,11 @@ class Smt:
 
     def translate(self, e: sympy.Basic) -> z3.ExprRef:
         """A Z3 term for a symbolic-dim expression or relation (cached)."""
-        hit = self._cache.get(e)
+        terms = self.home.terms
+        hit = terms.get(e)
         if hit is None:
             hit = self._translate(e)
-            self._cache[e] = hit
+            terms[e] = hit
         return hit
 
     def _translate(self, e: sympy.Basic) -> z3.ExprRef:  # noqa: C901 - dispatch table

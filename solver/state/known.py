@@ -39,7 +39,7 @@ from solver.kernel import enumeration
 from solver.kernel import normal_form
 from solver.errors import HintMismatchError, SolverError, UnknownSymbolError
 from solver.kernel.interval import Interval
-from solver.kernel.memo import Clock, Memo
+from solver.kernel.memo import Clock, Memo, Pure
 from solver.records import GuardRecord, SymbolInfo
 from solver.kernel.smt import DEFAULT_RLIMIT, Smt
 from solver.kernel.normal_form import Question, View
@@ -104,7 +104,7 @@ class State:
     """The knowledge of one solver (see the module docstring). Mutated only by the engine."""
 
     __slots__ = ("uf", "smt", "enum_limit", "symbols", "by_name", "facts", "residual", "mentions", "guards",
-                 "hints", "hints_ok", "moves", "class_terms", "forgets", "learns", "memo", "view", "stats")
+                 "hints", "hints_ok", "moves", "class_terms", "forgets", "learns", "memo", "pure", "view", "stats")
 
     def __init__(self, rlimit: int = DEFAULT_RLIMIT, enum_limit: int = DEFAULT_ENUM_LIMIT) -> None:
         self.uf = UnionFind()
@@ -123,6 +123,7 @@ class State:
         self.forgets = 0  # scopes ended (facts removed)
         self.learns = 0  # facts added
         self.memo = Memo(self.clock)
+        self.pure = Pure()  # replicas get their solver's (see Solver.replica)
         self.view = View(self.uf.range_of, self.uf.data, self.clean)
         self.stats: Counter[str] = Counter()
 
@@ -228,12 +229,7 @@ class State:
             root, a, b = self.uf.find(s)
             if root is not s:
                 subs[s] = a * root + b
-        if not subs:
-            out = e
-        elif isinstance(e, RELATION_TYPES):  # rebuilt unevaluated: sympy's relational evaluation is slow
-            out = type(e)(e.lhs.xreplace(subs), e.rhs.xreplace(subs), evaluate=False)
-        else:
-            out = e.xreplace(subs)
+        out = self.pure.substitute(e, subs) if subs else e
         table[e] = out
         return out
 
@@ -250,7 +246,7 @@ class State:
         """A linear relation over the class leaders: ``(op, coeffs, const)`` meaning
         ``sum(coeffs[r] * r) + const op 0``, a bool when it is constant there, None when not
         linear. Read off the sympy tree and the union-find with no sympy arithmetic."""
-        forms = self.memo.linear
+        forms = self.pure.linear
         form = forms.get(rel, False)
         if form is False:
             form = forms[rel] = normal_form.linear_form(rel)

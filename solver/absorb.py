@@ -28,6 +28,7 @@ from solver.decide import narrowing, periodic, pipeline, stages
 from shapes.affine import linear_terms
 from solver.state import point
 from solver.kernel import propagate
+from solver.kernel.extremes import extreme_parts
 from solver.kernel.congruence import solve_linear
 from solver.errors import ContradictionError
 from solver.kernel.interval import Interval
@@ -109,7 +110,7 @@ def _absorb(st: State, rel: sympy.Basic) -> bool | None:
     if isinstance(rel, sympy.And):
         results = [_absorb(st, a) for a in rel.args]
         return None if None in results else all(results)
-    parts = _min_max_parts(rel)
+    parts = extreme_parts(rel, disjunctions=False)
     if parts is not None:
         return _absorb(st, parts)
     if not isinstance(rel, RELATION_TYPES):
@@ -130,31 +131,6 @@ def _absorb(st: State, rel: sympy.Basic) -> bool | None:
         return _absorb_linear(st, q.op, *lin)
     absorbed = _absorb_mod(st, q.lhs) if q.op == "==" else False
     return _absorb_periodic(st, q.op, q.lhs) if absorbed is False else absorbed
-
-
-def _min_max_parts(rel: sympy.Basic) -> sympy.Basic | None:
-    """``Min(a, b) >= k`` as ``a >= k & b >= k`` (and ``Max(a, b) <= k``, ``k >= Max(a, b)``,
-    ``k <= Min(a, b)`` alike), an equivalent whose parts may each be a fact on one class the
-    union-find takes (Swin's ``min(h // 4, w // 4) > 4`` bounds ``h`` and ``w``); else None.
-
-    >>> from shapes import int_symbol
-    >>> h, w = int_symbol("h"), int_symbol("w")
-    >>> _min_max_parts(sympy.Gt(sympy.Min(h, w), 4))
-    (h > 4) & (w > 4)
-    >>> _min_max_parts(sympy.Ge(sympy.Max(h, w), 4)) is None   # an Or: not split
-    True
-    """
-    if isinstance(rel, (sympy.Ge, sympy.Gt)):
-        small, big = rel.rhs, rel.lhs
-    elif isinstance(rel, (sympy.Le, sympy.Lt)):
-        small, big = rel.lhs, rel.rhs
-    else:
-        return None
-    if isinstance(big, sympy.Min):
-        return sympy.And(*(rel.func(*((a, small) if big is rel.lhs else (small, a))) for a in big.args))
-    if isinstance(small, sympy.Max):
-        return sympy.And(*(rel.func(*((a, big) if small is rel.lhs else (big, a))) for a in small.args))
-    return None
 
 
 def _absorb_linear(st: State, op: str, coeffs: dict[sympy.Symbol, int], const: int) -> bool | None:

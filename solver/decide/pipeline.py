@@ -34,6 +34,7 @@ from shapes.relation import BOOL_TYPES, is_relation, negate
 from solver.kernel import enumeration
 from solver.decide import local, narrowing, reparam, stages
 from solver.kernel import normal_form
+from solver.kernel.extremes import extreme_parts
 from solver.state import point
 from solver.decide.stages import Stage
 from solver.kernel.normal_form import Question
@@ -140,6 +141,11 @@ def _decide(st: State, rel: sympy.Basic, cheap: bool = False) -> tuple[Truth, st
     if t is not None:
         return t, "interval"
     if rel.has(sympy.Min, sympy.Max):
+        parts = extreme_parts(rel)
+        if parts is not None:  # the same condition on the Min/Max arguments (mostly linear)
+            if parts is sympy.true or parts is sympy.false:
+                return Truth.of(parts is sympy.true), "interval"
+            return _decide(st, parts, cheap)
         table = st.memo.minmax
         simpler = table.get(rel)
         if simpler is None:  # ranges only narrow: a simplification stays valid

@@ -1,5 +1,5 @@
 """Facts on ``Min``/``Max`` (``min(h // 4, w // 4) > 4``) split into their parts on assume
-(:func:`solver.absorb._min_max_parts`), against brute force on small boxes: after the facts,
+(:func:`solver.kernel.extremes.extreme_parts`), against brute force on small boxes: after the facts,
 every ``decide`` answer and every range the solver reports agrees with enumeration, and a
 fact is refused exactly when it empties the box.
 """

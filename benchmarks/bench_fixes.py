@@ -42,6 +42,13 @@ fixes still re-export (``2+0r``, 2.0-2.9x). Failing exports (32): median 0.04 s 
 takes 10-70 ms and symshape's fixed costs (routing, the judgement, the fix, its rendering) are
 several ms each: the issue's 1.3x median is met on the transformers zoo (bench_models), not here.
 Data-dependent cases after value_reads stopped parsing the whole file: 1.2-1.4x (were 3.0-3.7x).
+Measured again that day (torch 2.15.0, --repeat 3), after Min/Max comparisons were split on
+their arguments (solver.kernel.extremes: torch's slice guard ``Eq(Max(1, n - 5), n - 5)`` no
+longer goes to Z3) and a solver's replicas shared its pure memo tables: the same verdicts and
+fixes; failing exports (32) median **1.5x** torch (0.04 s against 0.02 s); the replayed fixes
+1.3-1.6x (slice_from5_min 3.2x -> 1.4x: its diagnosis 31 ms -> 3 ms); the re-exported
+divisibility and static fixes 2.1-3.1x; worst length_mask_batch 4.1x and tutorial_wxyz 7.1x (the
+fix search); the larger-example and boundary traces of the 0/1 cases 2.5-6.7x; none over 5 s.
 
 Usage: python benchmarks/bench_fixes.py [--quick] [--case ID ...] [--repeat N]
 """

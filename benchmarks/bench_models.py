@@ -78,6 +78,17 @@ lraspp_mbv3 ``hw`` 1.46 replay); direct median 1.104 over 20, max unet2d ``batch
 regnetx_002 / vit_tiny ``batch`` 1.25 (one repeat beside a test run: noisy); offered programs
 that differ: 0; sizes symshape 138 / 0 / 0.
 
+Measured again that day (``--zoo all --repeat 1``, torch 2.14.1, ``OMP_NUM_THREADS=1``, nothing
+beside it), after Min/Max comparisons were split on their arguments and a solver's replicas
+shared its pure memo tables: transformers zoo failing with the program offered **1.146** median
+over 14 (max 2.90, llama_kv ``separate``, 2 traces); direct median 0.941 over 16; offered
+programs that differ: 0; sizes 504 / 0 / 0. Vision zoo failing with the program offered
+**1.485** over 4 (missed: convnext_atto 1.18 and lraspp_mbv3 1.24 replay, vit_tiny 1.73 and
+unet2d 1.86 ``hw`` re-export their fix, a multiple of a new root); direct median 1.019 over 20, above 1.20:
+unet2d ``batch1`` 1.72 (again: torch's fix there makes the batch static, 1 size of 3 admitted,
+a cheaper trace than symshape's one dynamic trace at batch 2, 1.46 s against torch's failing
+dynamic trace of 1.35 s), regnetx_002 ``hw`` 1.21, lraspp_mbv3 ``batch1`` 1.21; sizes 138 / 0 / 0.
+
 Vision zoo, measured 2026-12-03, torch 2.14.1 (+cu130 build, CPU), timm 1.0.31, torchvision
 0.29.1, diffusers 0.42.1, ``--zoo vision --repeat 3``, ``OMP_NUM_THREADS=1``, on the 2-core machine
 shared with two other engineers' jobs (load average about 2.5: ratios are noisier than the quiet

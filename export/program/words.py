@@ -74,10 +74,10 @@ def guard_words(solver: Solver, rel: sympy.Basic, names: Mapping[sympy.Symbol, s
     that is a range over the spec said as that range (:func:`interval_words`), one the
     other facts make true said as asked. Raises what the solver raises."""
     simple = solver.simplify(rel, minmax=True)
-    if isinstance(simple, sympy.logic.boolalg.BooleanAtom):  # true given the other facts: say it as asked
-        return relation_text(rel, names)
-    words = plain_words(simple, names)
-    if words.startswith(REQUIRES) or (len(rel.free_symbols) == 1 and rel.has(FloorDiv, sympy.Mod, sympy.Min, sympy.Max)):
+    known = isinstance(simple, sympy.logic.boolalg.BooleanAtom)  # true given the other facts (the
+    words = relation_text(rel, names) if known else plain_words(simple, names)  # guard's own): as asked
+    if (not known and words.startswith(REQUIRES)) \
+            or (len(rel.free_symbols) == 1 and rel.has(FloorDiv, sympy.Mod, sympy.Min, sympy.Max)):
         # (a range of one dim through its floor divisions: ``((x.size(2) // 4 + 1) // 2 + 6) // 7
         # must be >= 2`` reads ``x.size(2) must be >= 52``)
         base = solver.replica(kinds=("spec", "trace_assumption"), keep=spec_or_positive)

@@ -10,7 +10,7 @@ import sympy
 
 from export.program.words import guard_words
 from shapes.expr import FloorDiv
-from solver import Solver
+from solver import Reason, Solver
 
 
 def _solver() -> tuple[Solver, sympy.Symbol]:
@@ -44,3 +44,14 @@ def test_a_rounding_that_is_not_to_itself_stays_code() -> None:
     s, w = _solver()
     text = guard_words(s, sympy.Eq(7 * FloorDiv(_quarter(w) + 6, 7), _quarter(w) + 1), {w: "x.size(3)"})
     assert "divisible" not in text
+
+
+def test_a_guard_the_solver_holds_is_still_said_as_its_range() -> None:
+    # The trace's solver holds every guard it asked as a fact, so the guard simplifies to True
+    # there; torch's 0/1 rule on ``x[:, 5:]`` must still read as the range it is (a9451b7 printed
+    # it as code once Min/Max comparisons split into their arguments).
+    s = Solver()
+    n = s.symbol("n", 1, None)
+    rel = sympy.Eq(sympy.Max(1, n - 5), n - 5)
+    s.assume(rel, Reason("guard", "x[:, 5:]", None, None))
+    assert guard_words(s, rel, {n: "x.size(1)"}) == "x.size(1) must be >= 6"

@@ -19,10 +19,12 @@ Used by ``tests/e2e/transformers`` and ``benchmarks/bench_models.py``.
 from __future__ import annotations
 
 import gc
+import sys
 import time
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import torch
@@ -31,6 +33,9 @@ from torch.utils import _pytree as pytree
 
 import export
 from benchmarks.hf_zoo import Call, HFModel, example_sizes, grid, spec
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "support"))
+from replay_oracle import program_key  # noqa: E402 - the one definition of "the same program"
 
 __all__ = ["EXPORTERS", "Comparison", "Outcome", "SizeRun", "compare", "classify", "same_program"]
 
@@ -225,20 +230,16 @@ def _warnings(offered: Any, default: int) -> int:
 
 
 def same_program(a: Any, b: Any) -> bool:
-    """Whether two exported programs are the same: range constraints, symshape's ranges
-    and equalities, and the graph's code.
+    """Whether two exported programs are the same, in every part the replay oracle compares
+    (``tests/support/replay_oracle.py``: range constraints, the graph's code, signature and
+    node values, torch's guard code, symshape's ranges, classes, relations, checks, contract,
+    warnings and evidence).
 
     >>> f = lambda x: x + 1
     >>> same_program(export.export(f, (torch.ones(2),)), export.export(f, (torch.ones(2),)))
     True
     """
-    def key(ep: Any) -> tuple[Any, ...]:
-        report = getattr(ep, "symshape", None)
-        return (str(ep.range_constraints), ep.graph_module.code, str(ep.graph_signature),
-                None if report is None else (dict(report.ranges), report.classes),
-                str(getattr(ep, "equality_constraints", None)))
-
-    return key(a) == key(b)
+    return program_key(a) == program_key(b)
 
 
 # -- running the programs on the grid ------------------------------------------------------------

@@ -36,7 +36,7 @@ from export.spec.dynamic_shapes import from_dynamic_shapes, resolve_dynamic_shap
 from export.spec.inputs import Inputs, signature_of
 from export.spec.options import TorchOptions
 from export.tracing.bridge import SolverBridge
-from export.tracing.replay import REPLAY, check_verify_mode, replayed
+from export.tracing.replay import REPLAY, check_verify_mode, declared_ranges, replayed
 from export.tracing.trace import Trace
 from shapes.errors import SpecError
 from shapes.spec import InputDim, Spec
@@ -362,9 +362,10 @@ class Exporter:
         judged = self._judged(spec, diagnose)
         judgement = judged.judgement
         self._raise_failing(judged.key, judgement, diagnose)
+        trace, ep = judgement.trace, judged.ep
         if judged.source is not None:  # its program is finished now: no other replay may take it
             self.session.unfinished[judged.key[1]].remove(judged.source)
-        trace, ep = judgement.trace, judged.ep
+            tc.drop_static_guards(ep, declared_ranges(trace), declared_ranges(judged.source[0]))  # (what its ranges decide)
         program = finish(ep, trace, zero_one(trace, ep, functools.partial(self.boundary_trace, spec)), judgement.kept)
         amend(program, stats={"verified_by": "trace" if judged.source is None else "replay"})
         return program

@@ -32,7 +32,7 @@ from typing import Any, Protocol, TypeVar
 from export.diagnose.probe import candidate_sizes, enlarged_inputs
 from export.errors import ConstraintViolationError, SymshapeWarning
 from export.fixes.suggested import SuggestedFixes
-from export.program.exported import SymshapeProgram, report_of
+from export.program.exported import SymshapeProgram, amend, report_of
 from export.spec.inputs import Inputs
 from export.spec.options import one_of
 from shapes.affine import Affine
@@ -190,6 +190,7 @@ def _at_larger(exporter: E, spec: Spec, dims: list[InputDim], step: Callable[[E]
             except ConstraintViolationError as e:
                 error = e
         error.args = (f"{error}\n\n{_traced_at(sizes, exporter.inputs)}",)
+        _note_offered(error, sizes, exporter.inputs)
         raise error
     return _Done(None, {}, failed)
 
@@ -210,6 +211,19 @@ def _fix_keeps(e: ConstraintViolationError, sizes: Mapping[InputDim, int], input
     except SpecError:
         return False
     return True
+
+
+def _note_offered(error: ConstraintViolationError, sizes: Mapping[InputDim, int], inputs: Inputs) -> None:
+    """Give the program the larger example's error offers (its fix's, verified at the larger
+    example) the notes that a re-export with the fix on the user's own example gives it: that
+    re-export traces at the same larger example, and says so."""
+    fixes = error.fixes
+    if not isinstance(fixes, SuggestedFixes) or fixes.program is None:
+        return
+    program = fixes.program
+    fixed = fixes.fixed.spec
+    dims = [d for d in zero_one_dims(fixed, inputs) if d in sizes]
+    amend(program, notes=merged_notes([(str(d), _note(program, fixed, d, inputs.size(d), sizes[d])) for d in dims]))
 
 
 def _traced_at(sizes: Mapping[InputDim, int], inputs: Inputs) -> str:

@@ -60,6 +60,7 @@ from torch.fx.experimental.symbolic_shapes import (  # noqa: E402
 )
 
 from export._torch_compat.decider import NEUTRAL, Answer, Api, BaseDecider, Decider, Neutral  # noqa: E402
+from export._torch_compat.static_guards import drop_static_guards  # noqa: E402
 from export._torch_compat.patches import SHAPE_ENV_SITES, exclusive, install_shape_env_class, route_shape_env  # noqa: E402
 from export._torch_compat.program import (  # noqa: E402
     add_asserts,
@@ -188,6 +189,7 @@ __all__ = [
     "user_input_values",
     "data_dependent_asserts",
     "drop_guards",
+    "drop_static_guards",
     "dynamo_stack",
     "symbol_origin_frames",
     "value_range",

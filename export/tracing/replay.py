@@ -39,7 +39,7 @@ from export.tracing.trace import Trace, frozen_map
 from shapes.spec import Spec
 from solver import DECLARED, SolverError, Truth
 
-__all__ = ["REPLAY", "RE_EXPORT", "VERIFY_MODES", "check_verify_mode", "replayed", "same_structure", "same_symbols", "traced_domain"]
+__all__ = ["REPLAY", "RE_EXPORT", "VERIFY_MODES", "check_verify_mode", "declared_ranges", "replayed", "same_structure", "same_symbols", "traced_domain"]
 
 REPLAY = "replay"
 """``fix_verification="replay"`` (default): a re-run of the export under a narrower spec on
@@ -207,3 +207,22 @@ def replayed(trace: Trace, spec: Spec) -> Trace | None:
         # a question whose fact the new spec implies is settled, not answered by a fact: the
         # >= 2 policy must see it (none implied: the same questions as traced)
         answered_by_fact=frozenset() if implied_guard else trace.answered_by_fact)
+
+
+def declared_ranges(trace: Trace) -> dict[sympy.Symbol, tuple[int | None, int | None]]:
+    """The range ``trace``'s spec alone gives each input size, keyed by torch's own symbol of
+    the size: what a trace of that spec starts with, so that torch decides statically the
+    guards these ranges imply (a replayed program drops them,
+    :func:`export._torch_compat.drop_static_guards`, as a re-export never records them).
+
+    >>> import torch
+    >>> from torch.export import Dim
+    >>> from export.exporter import Exporter
+    >>> ex = Exporter.of(lambda x: x * 2, (torch.randn(3, 4),))
+    >>> _, t = ex.trace(ex.parse({"x": {0: Dim("b", max=8)}}, classic=False))
+    >>> sorted(declared_ranges(t).values())
+    [(0, 8)]
+    """
+    spec_only = trace.solver.replica(kinds=("spec",))
+    own = {v: k for k, v in trace.sym_map.items() if v in trace.dim_syms.values()}  # dim's solver symbol -> torch's
+    return {own[sym]: spec_only.bounds(sym) for d, sym in trace.dim_syms.items() if sym in own and not d.is_value}

@@ -31,17 +31,19 @@ def failing(model: Any, args: tuple[Any, ...], spec: Callable[[], Any], verifica
 def program_key(ep: Any) -> tuple[Any, ...]:
     """What must agree between two programs of one spec: torch's range constraints, the graph's
     code and signature, symshape's ranges, classes, relations, checks, contract, warnings,
-    assumptions, 0/1 evidence and congruences, the equality constraints."""
+    assumptions, 0/1 evidence and congruences, the equality constraints; every node's name and
+    value as torch prints it (its symbolic sizes), and torch's guard code (``_guards_code``)."""
     r = ep.symshape
+    metas = tuple((n.name, str(n.meta.get("val"))) for n in ep.graph.nodes)
     return (str(ep.range_constraints), ep.graph_module.code, str(ep.graph_signature), dict(r.ranges), r.classes,
             r.relations, r.checks, str(r.contract), r.warnings, str(getattr(ep, "equality_constraints", None)),
-            r.assumptions, r.zero_one, r.congruences)
+            r.assumptions, r.zero_one, r.congruences, metas, tuple(getattr(ep, "_guards_code", None) or ()))
 
 
 def differences(a: Any, b: Any) -> list[str]:
     """The parts of :func:`program_key` in which ``a`` and ``b`` differ, named."""
     names = ("range_constraints", "code", "signature", "ranges", "classes", "relations", "checks", "contract",
-             "warnings", "equality_constraints", "assumptions", "zero_one", "congruences")
+             "warnings", "equality_constraints", "assumptions", "zero_one", "congruences", "node_values", "guards_code")
     return [n for n, x, y in zip(names, program_key(a), program_key(b)) if x != y]
 
 

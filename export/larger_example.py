@@ -222,8 +222,14 @@ def _note_offered(error: ConstraintViolationError, sizes: Mapping[InputDim, int]
         return
     program = fixes.program
     fixed = fixes.fixed.spec
-    dims = [d for d in zero_one_dims(fixed, inputs) if d in sizes]
-    amend(program, notes=merged_notes([(str(d), _note(program, fixed, d, inputs.size(d), sizes[d])) for d in dims]))
+    amend(program, notes=_notes(program, fixed, [d for d in zero_one_dims(fixed, inputs) if d in sizes], inputs, sizes))
+
+
+def _notes(ep: SymshapeProgram, spec: Spec, dims: list[InputDim], inputs: Inputs,
+           sizes: Mapping[InputDim, int]) -> tuple[str, ...]:
+    """The notes of a program traced at the larger example ``sizes`` for the 0/1 ``dims`` of
+    ``inputs`` (:func:`_note` each, merged across the dims of one ``Dim``)."""
+    return merged_notes([(str(d), _note(ep, spec, d, inputs.size(d), sizes[d])) for d in dims])
 
 
 def _traced_at(sizes: Mapping[InputDim, int], inputs: Inputs) -> str:
@@ -277,7 +283,7 @@ def run_larger(exporter: LargerExporter, spec: Spec, diagnose: bool) -> Larger:
         if decl is not None and decl.mode == "auto" and not ((lo is None or lo <= n) and (hi is None or n <= hi)):
             _reemit(caught, keep_symshape=False)
             return Larger(None, spent=done.failed + 1 + boundary)
-    notes = merged_notes([(str(d), _note(ep, spec, d, inputs.size(d), done.sizes[d])) for d in dims])
+    notes = _notes(ep, spec, dims, inputs, done.sizes)
     moved = ", ".join(f"{d} = {n}" for d, n in done.sizes.items())
     _reemit(caught, keep_symshape=True)
     for note in notes:

@@ -50,14 +50,13 @@ def drop_static_guards(program: torch.export.ExportedProgram,
     env = shape_env_of(program)
     if env is None or not env.guards or not ranges:
         return 0
-    current = dict(env.var_to_range)
-    new, old = _start(current, ranges), _start(current, traced)
+    new, old = _start(env.var_to_range, ranges), _start(env.var_to_range, traced)
     full = set(env.divisible)
     kept: list[sympy.Basic] = []
     before: list[sympy.Basic] = []
     decided: list[sympy.Basic] = []
     try:
-        env.divisible = set()  # each guard as torch met it: the divisibility of the guards kept before it
+        env.divisible = set()  # each guard as torch met it: the divisibility of the guards before it
         for guard in env.guards:
             if _static(env, guard.expr, kept, new) and not _static(env, guard.expr, before, old):
                 decided.append(guard.expr)

@@ -11,6 +11,7 @@ from typing import Any
 import torch
 
 import export
+from export._torch_compat import TORCH_VERSION
 
 
 def failing(model: Any, args: tuple[Any, ...], spec: Callable[[], Any], verification: str,
@@ -47,7 +48,7 @@ def differences(a: Any, b: Any) -> list[str]:
     return [n for n, x, y in zip(names, program_key(a), program_key(b)) if x != y]
 
 
-SLICE_MAX_GUARD_213 = ("guards_code",) if tuple(int(p) for p in torch.__version__.split(".")[:2]) < (2, 14) else ()
+SLICE_MAX_GUARD_213 = ("guards_code",) if TORCH_VERSION < (2, 14) else ()
 """The one known difference between a replayed program and the re-export's: on torch 2.13 a
 fix for ``x[:, 5:]`` (``n >= 6``) replayed keeps torch's guard ``max(1, n - 5) == n - 5``,
 which 2.13's static evaluation cannot decide over the fix's range (2.14 and 2.15 can, and
